@@ -1,0 +1,282 @@
+/**
+ * The wire types of the run bundle (SPEC §4): snake_case and versioned. This is the only place
+ * where internal camelCase records become files that other tools read.
+ */
+import type { CaseSpec } from "../config/types.js";
+import type { CaseDecision } from "../gate/case.js";
+import type { AttemptResult } from "../run/types.js";
+
+export const SUMMARY_SCHEMA = "evalgate.summary/v1";
+export const CASE_SCHEMA = "evalgate.case/v1";
+export const ATTEMPT_SCHEMA = "evalgate.attempt/v1";
+export const GRADING_SCHEMA = "evalgate.grading/v1";
+
+export interface WireIdentity {
+  eval_path: string;
+  test_id: string;
+  target: string;
+}
+
+export interface WireCounts {
+  planned: number;
+  counted: number;
+  passed: number;
+  failed: number;
+  errored: number;
+  timed_out: number;
+  cancelled: number;
+  retried: number;
+}
+
+export interface WireRunRef {
+  attempt: number;
+  retry: number;
+  counted: boolean;
+  status: AttemptResult["status"];
+  failure_stage: string | null;
+  failure_kind: string | null;
+  message: string | null;
+  score: number | null;
+  pass_rate: number | null;
+  duration_ms: number;
+  /** Relative to the case's result directory. */
+  dir: string;
+}
+
+export interface WireChange {
+  change: "regressed" | "improved" | "unchanged" | "new" | "removed";
+  base_verdict: string | null;
+  base_attempts: { counted: number; passed: number } | null;
+  success_rate_delta: number | null;
+  p_value: number | null;
+  significant: boolean;
+}
+
+export interface WireIndexRow extends WireIdentity {
+  suite: string;
+  provider: string;
+  model: string | null;
+  tags: string[];
+  verdict: CaseDecision["verdict"];
+  classification: CaseDecision["classification"];
+  flaky: boolean;
+  reason: string;
+  attempts: WireCounts;
+  attempt_success_rate: number | null;
+  mean_score: number | null;
+  mean_pass_rate: number | null;
+  /** Relative to the bundle root. */
+  result_dir: string;
+  summary_path: string;
+  runs: {
+    attempt: number;
+    retry: number;
+    status: string;
+    failure_kind: string | null;
+    dir: string;
+    result_path: string;
+    grading_path: string | null;
+    diff_path: string | null;
+  }[];
+  change: WireChange | null;
+}
+
+export interface WireCaseSummary extends WireIdentity {
+  schema: typeof CASE_SCHEMA;
+  suite: string;
+  provider: string;
+  model: string | null;
+  description: string | null;
+  instruction: string;
+  tags: string[];
+  policy: { name: string; threshold: number | null; on_error: string };
+  verdict: CaseDecision["verdict"];
+  classification: CaseDecision["classification"];
+  flaky: boolean;
+  reason: string;
+  attempts: WireCounts;
+  stats: {
+    attempt_success_rate: number | null;
+    wilson_95: [number, number] | null;
+    mean_score: number | null;
+    mean_pass_rate: number | null;
+    pass_at_k: Record<string, number>;
+    pass_hat_k: Record<string, number>;
+  };
+  runs: WireRunRef[];
+  change: WireChange | null;
+}
+
+export interface WireTargetRollup {
+  name: string;
+  provider: string;
+  model: string | null;
+  cases: number;
+  passed: number;
+  failed: number;
+  errored: number;
+  flaky: number;
+  attempts: number;
+  attempts_passed: number;
+  attempt_success_rate: number | null;
+}
+
+export interface WireSummary {
+  schema: typeof SUMMARY_SCHEMA;
+  run: {
+    id: string;
+    started_at: string;
+    finished_at: string;
+    duration_ms: number;
+    evalgate_version: string;
+    node_version: string;
+    platform: string;
+    concurrency: number;
+    repeat_override: number | null;
+    filters: { targets: string[]; tests: string[]; tags: string[] };
+  };
+  git: { sha: string | null; branch: string | null; dirty: boolean | null } | null;
+  tags: Record<string, string>;
+  evals: {
+    eval_path: string;
+    name: string;
+    description: string | null;
+    min_case_pass_rate: number;
+    cases: number;
+  }[];
+  gate: { verdict: "pass" | "fail"; reasons: string[] };
+  counts: {
+    cases: number;
+    passed: number;
+    failed: number;
+    errored: number;
+    flaky: number;
+    attempts: number;
+    attempts_passed: number;
+    attempts_failed: number;
+    attempts_errored: number;
+  };
+  targets: WireTargetRollup[];
+  comparison: null | {
+    baseline_run_id: string;
+    baseline_git_sha: string | null;
+    regressed: number;
+    improved: number;
+    new: number;
+    removed: number;
+    unchanged: number;
+  };
+  index: "index.jsonl";
+}
+
+export function wireIdentity(spec: CaseSpec): WireIdentity {
+  return { eval_path: spec.identity.evalPath, test_id: spec.identity.testId, target: spec.identity.target };
+}
+
+export function wireCounts(d: CaseDecision): WireCounts {
+  const c = d.counts;
+  return {
+    planned: c.planned,
+    counted: c.counted,
+    passed: c.passed,
+    failed: c.failed,
+    errored: c.errored,
+    timed_out: c.timedOut,
+    cancelled: c.cancelled,
+    retried: c.retried,
+  };
+}
+
+export function wireAttempt(spec: CaseSpec, r: AttemptResult, setupLog: boolean) {
+  const files: Record<string, unknown> = {
+    prompt: "prompt.md",
+    agent_log: "agent.log",
+    setup_log: setupLog ? "setup.log" : null,
+    diff: r.diff ? "diff.patch" : null,
+    grading: r.grading ? "grading.json" : null,
+    scorer_logs: Object.fromEntries((r.grading?.scorers ?? []).map((s) => [s.name, `scorers/${s.name}.log`])),
+  };
+  return {
+    schema: ATTEMPT_SCHEMA,
+    ...wireIdentity(spec),
+    attempt: r.attempt,
+    retry: r.retry,
+    status: r.status,
+    failure_stage: r.failureStage ?? null,
+    failure_kind: r.failureKind ?? null,
+    message: r.message ?? null,
+    score: r.grading?.score ?? null,
+    pass_rate: r.grading?.passRate ?? null,
+    threshold: spec.test.threshold,
+    started_at: r.startedAt,
+    finished_at: r.finishedAt,
+    duration_ms: r.durationMs,
+    phases: {
+      workspace_ms: r.phases.workspaceMs,
+      agent_ms: r.phases.agentMs,
+      diff_ms: r.phases.diffMs,
+      scorers_ms: r.phases.scorersMs,
+    },
+    baseline: r.baselineSha ? { sha: r.baselineSha } : null,
+    agent: r.agent
+      ? {
+          provider: spec.target.provider,
+          model: spec.target.model ?? null,
+          exit_code: r.agent.exitCode,
+          signal: r.agent.signal,
+          timed_out: r.agent.timedOut,
+          duration_ms: r.agent.durationMs,
+          error: r.agent.error ?? null,
+        }
+      : null,
+    diff: r.diff
+      ? {
+          files: r.diff.files.map((f) => ({
+            path: f.path,
+            old_path: f.oldPath ?? null,
+            status: f.status,
+            additions: f.additions,
+            deletions: f.deletions,
+            binary: f.binary,
+            mode_change: f.modeChange ?? null,
+          })),
+          additions: r.diff.additions,
+          deletions: r.diff.deletions,
+          bytes: r.diff.bytes,
+          empty: r.diff.files.length === 0,
+        }
+      : null,
+    files,
+  };
+}
+
+export type WireAttempt = ReturnType<typeof wireAttempt>;
+
+export function wireGrading(r: AttemptResult) {
+  const g = r.grading!;
+  return {
+    schema: GRADING_SCHEMA,
+    score: g.score,
+    pass_rate: g.passRate,
+    passed: g.passed,
+    threshold: g.threshold,
+    required_failed: g.requiredFailed,
+    errored: g.errored,
+    scorers: g.scorers.map((s) => ({
+      name: s.name,
+      type: s.type,
+      weight: s.weight,
+      required: s.required,
+      state: s.result.state,
+      score: s.result.state === "complete" ? s.result.score : null,
+      passed: s.result.state === "complete" ? s.result.passed : null,
+      reason: s.result.reason,
+      timed_out: s.result.state === "error" ? (s.result.timedOut ?? false) : false,
+      duration_ms: s.durationMs,
+      log: `scorers/${s.name}.log`,
+      details: s.result.details ?? null,
+    })),
+  };
+}
+
+export type WireGrading = ReturnType<typeof wireGrading>;

@@ -1,0 +1,162 @@
+/** Writing the run bundle: attempt records as they finish, then case summaries, index and summary. */
+import { createHash } from "node:crypto";
+import { mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+import type { CaseSpec, Identity } from "../config/types.js";
+import type { CaseDecision } from "../gate/case.js";
+import type { AttemptResult } from "../run/types.js";
+import {
+  CASE_SCHEMA,
+  type WireCaseSummary,
+  type WireChange,
+  type WireIndexRow,
+  type WireRunRef,
+  type WireSummary,
+  wireAttempt,
+  wireCounts,
+  wireGrading,
+  wireIdentity,
+} from "./wire.js";
+
+/** A readable slug plus a hash of the identity: unique per identity, stable across runs. */
+export function resultDirName(id: Identity): string {
+  const slug = (s: string) =>
+    s
+      .replace(/[^A-Za-z0-9._-]+/g, "-")
+      .replace(/^-+|-+$/g, "")
+      .slice(0, 48) || "x";
+  const hash = createHash("sha256")
+    .update(`${id.evalPath}\n${id.testId}\n${id.target}`)
+    .digest("hex")
+    .slice(0, 8);
+  return `${slug(id.testId)}--${slug(id.target)}-${hash}`;
+}
+
+export async function writeJson(file: string, value: unknown): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, `${JSON.stringify(value, null, 2)}\n`);
+}
+
+export interface FinishedCase {
+  spec: CaseSpec;
+  tries: AttemptResult[];
+  decision: CaseDecision;
+  onError: string;
+  change: WireChange | null;
+}
+
+export class BundleWriter {
+  constructor(readonly dir: string) {}
+
+  caseDir(spec: CaseSpec): string {
+    return path.join(this.dir, resultDirName(spec.identity));
+  }
+
+  evidenceDir(spec: CaseSpec, dirName: string): string {
+    return path.join(this.caseDir(spec), dirName);
+  }
+
+  async init(): Promise<void> {
+    await mkdir(this.dir, { recursive: true });
+  }
+
+  /** Writes result.json (and grading.json) of one finished attempt. */
+  async writeAttempt(spec: CaseSpec, r: AttemptResult, hasSetupLog: boolean): Promise<void> {
+    const dir = this.evidenceDir(spec, r.dirName);
+    await writeJson(path.join(dir, "result.json"), wireAttempt(spec, r, hasSetupLog));
+    if (r.grading) await writeJson(path.join(dir, "grading.json"), wireGrading(r));
+  }
+
+  /** Writes each case's summary.json and the index; returns the index rows. */
+  async writeCases(cases: readonly FinishedCase[]): Promise<WireIndexRow[]> {
+    const rows: WireIndexRow[] = [];
+    for (const c of cases) {
+      const resultDir = resultDirName(c.spec.identity);
+      const finals = new Set(lastTryKeys(c.tries));
+      const d = c.decision;
+      const runs: WireRunRef[] = c.tries.map((t) => ({
+        attempt: t.attempt,
+        retry: t.retry,
+        counted: finals.has(`${t.attempt}/${t.retry}`) && (t.status === "passed" || t.status === "failed"),
+        status: t.status,
+        failure_stage: t.failureStage ?? null,
+        failure_kind: t.failureKind ?? null,
+        message: t.message ?? null,
+        score: t.grading?.score ?? null,
+        pass_rate: t.grading?.passRate ?? null,
+        duration_ms: t.durationMs,
+        dir: t.dirName,
+      }));
+      const summary: WireCaseSummary = {
+        schema: CASE_SCHEMA,
+        ...wireIdentity(c.spec),
+        suite: c.spec.suite,
+        provider: c.spec.target.provider,
+        model: c.spec.target.model ?? null,
+        description: c.spec.test.description ?? null,
+        instruction: c.spec.test.instruction,
+        tags: c.spec.test.tags,
+        policy: { name: c.spec.gate.policy, threshold: c.spec.gate.threshold ?? null, on_error: c.onError },
+        verdict: d.verdict,
+        classification: d.classification,
+        flaky: d.flaky,
+        reason: d.reason,
+        attempts: wireCounts(d),
+        stats: {
+          attempt_success_rate: d.stats.attemptSuccessRate,
+          wilson_95: d.stats.wilson95,
+          mean_score: d.stats.meanScore,
+          mean_pass_rate: d.stats.meanPassRate,
+          pass_at_k: Object.fromEntries(d.stats.passAtK.map((v, i) => [String(i + 1), v])),
+          pass_hat_k: Object.fromEntries(d.stats.passHatK.map((v, i) => [String(i + 1), v])),
+        },
+        runs,
+        change: c.change,
+      };
+      await writeJson(path.join(this.dir, resultDir, "summary.json"), summary);
+      rows.push({
+        ...wireIdentity(c.spec),
+        suite: c.spec.suite,
+        provider: c.spec.target.provider,
+        model: c.spec.target.model ?? null,
+        tags: c.spec.test.tags,
+        verdict: d.verdict,
+        classification: d.classification,
+        flaky: d.flaky,
+        reason: d.reason,
+        attempts: wireCounts(d),
+        attempt_success_rate: d.stats.attemptSuccessRate,
+        mean_score: d.stats.meanScore,
+        mean_pass_rate: d.stats.meanPassRate,
+        result_dir: resultDir,
+        summary_path: `${resultDir}/summary.json`,
+        runs: c.tries.map((t) => ({
+          attempt: t.attempt,
+          retry: t.retry,
+          status: t.status,
+          failure_kind: t.failureKind ?? null,
+          dir: `${resultDir}/${t.dirName}`,
+          result_path: `${resultDir}/${t.dirName}/result.json`,
+          grading_path: t.grading ? `${resultDir}/${t.dirName}/grading.json` : null,
+          diff_path: t.diff ? `${resultDir}/${t.dirName}/diff.patch` : null,
+        })),
+        change: c.change,
+      });
+    }
+    await writeFile(
+      path.join(this.dir, "index.jsonl"),
+      rows.map((r) => JSON.stringify(r)).join("\n") + (rows.length ? "\n" : ""),
+    );
+    return rows;
+  }
+
+  async writeSummary(summary: WireSummary): Promise<void> {
+    await writeJson(path.join(this.dir, "summary.json"), summary);
+  }
+}
+
+function lastTryKeys(tries: readonly AttemptResult[]): string[] {
+  const byAttempt = new Map<number, number>();
+  for (const t of tries) byAttempt.set(t.attempt, Math.max(byAttempt.get(t.attempt) ?? 0, t.retry));
+  return [...byAttempt.entries()].map(([a, r]) => `${a}/${r}`);
+}

@@ -1,0 +1,181 @@
+/**
+ * The CLI edge. Exit status: 0 gate passed, 1 gate failed, 2 invalid configuration or usage,
+ * 3 internal error.
+ */
+import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
+import { ConfigError, UsageError } from "./config/errors.js";
+import { loadPlan } from "./config/plan.js";
+import { StreamLogger } from "./log.js";
+import { type RunOptions, runEvals } from "./pipeline.js";
+import { LineProgress, LiveProgress, type Progress, SilentProgress } from "./report/console.js";
+import { renderCaseTable, renderRunFooter } from "./report/table.js";
+import { ChildProcessRunner } from "./sandbox/process.js";
+import { VERSION } from "./version.js";
+import { git } from "./workspace/git.js";
+
+export const EXIT = { pass: 0, fail: 1, usage: 2, internal: 3 } as const;
+
+export interface CliIO {
+  stdout: NodeJS.WriteStream;
+  stderr: NodeJS.WriteStream;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+}
+
+function positiveInt(name: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 1)
+      throw new InvalidArgumentError(`${name} must be a whole number of at least 1`);
+    return n;
+  };
+}
+
+function collect(value: string, previous: string[] = []): string[] {
+  return [
+    ...previous,
+    ...value
+      .split(",")
+      .map((v) => v.trim())
+      .filter(Boolean),
+  ];
+}
+
+async function projectRootOf(cwd: string): Promise<string> {
+  try {
+    return (await git(["rev-parse", "--show-toplevel"], { cwd })).trim() || cwd;
+  } catch {
+    return cwd;
+  }
+}
+
+function isCi(env: NodeJS.ProcessEnv): boolean {
+  return Boolean(env.CI || env.GITHUB_ACTIONS);
+}
+
+class Exit extends Error {
+  constructor(readonly code: number) {
+    super(`exit ${code}`);
+  }
+}
+
+export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<number> {
+  const stdout = io.stdout ?? process.stdout;
+  const stderr = io.stderr ?? process.stderr;
+  const cwd = io.cwd ?? process.cwd();
+  const env = io.env ?? process.env;
+  const logger = new StreamLogger(stdout, stderr);
+
+  const program = new Command("evalgate")
+    .description(
+      "Evaluate coding agents: repeated attempts in fresh workspaces, gate policies, a run bundle.",
+    )
+    .version(VERSION, "-V, --version")
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => stdout.write(s), writeErr: (s) => stderr.write(s) })
+    .showHelpAfterError("(run evalgate --help for usage)");
+
+  program
+    .command("run")
+    .description("run the eval files under PATH (default: the current folder) and write a run bundle")
+    .argument("[paths...]", "eval files, folders or globs")
+    .option("--target <name>", "run only this target (repeatable, or comma-separated)", collect)
+    .option("--test <glob>", "run only tests whose id (or suite/id) matches (repeatable)", collect)
+    .option("--tag <tag>", "run only tests with this tag (repeatable)", collect)
+    .option("--repeat <n>", "attempts per (test, target), overriding the eval files", positiveInt("--repeat"))
+    .option(
+      "--concurrency <n>",
+      "attempts at once (default: the eval files' setting, else CPU count)",
+      positiveInt("--concurrency"),
+    )
+    .option("--out <dir>", "the bundle folder (default: .evalgate/results/<run_id>)")
+    .option(
+      "--work-dir <dir>",
+      "scratch folder for workspaces (default: $RUNNER_TEMP or the system temp folder)",
+    )
+    .option("--keep-workspaces", "keep each attempt's workspace for inspection")
+    .option("--json", "print summary.json on stdout instead of the progress and table")
+    .addOption(new Option("--baseline <dir>", "compare with a baseline bundle").hideHelp())
+    .addOption(new Option("--shard <i/n>", "run one shard of the cases").hideHelp())
+    .action(async (paths: string[], o: Record<string, unknown>) => {
+      if (o.baseline || o.shard) {
+        throw new UsageError(`${o.baseline ? "--baseline" : "--shard"} is not available in this version yet`);
+      }
+      const json = Boolean(o.json);
+      const progress: Progress = json
+        ? new SilentProgress()
+        : stdout.isTTY && !isCi(env)
+          ? new LiveProgress(stdout)
+          : new LineProgress(stdout);
+      const opts: RunOptions = {
+        cwd,
+        projectRoot: await projectRootOf(cwd),
+        paths,
+        targets: o.target as string[] | undefined,
+        tests: o.test as string[] | undefined,
+        tags: o.tag as string[] | undefined,
+        repeat: o.repeat as number | undefined,
+        concurrency: o.concurrency as number | undefined,
+        out: o.out as string | undefined,
+        workDir: o.workDir as string | undefined,
+        keepWorkspaces: Boolean(o.keepWorkspaces),
+      };
+      const result = await runEvals(opts, {
+        runner: new ChildProcessRunner(),
+        progress,
+        logger: json ? new StreamLogger(stderr, stderr) : logger,
+      });
+      if (json) stdout.write(`${JSON.stringify(result.summary, null, 2)}\n`);
+      else {
+        stdout.write(
+          `\n${renderCaseTable(result.rows)}\n\n${renderRunFooter(result.summary, result.bundleDir)}\n`,
+        );
+      }
+      throw new Exit(result.summary.gate.verdict === "pass" ? EXIT.pass : EXIT.fail);
+    });
+
+  program
+    .command("validate")
+    .description("check eval files without running anything; reports every problem of every file")
+    .argument("[paths...]", "eval files, folders or globs")
+    .action(async (paths: string[]) => {
+      const plan = await loadPlan({ cwd, projectRoot: await projectRootOf(cwd), paths });
+      for (const note of plan.notes) logger.info(`note: ${note}`);
+      const tests = new Set(plan.cases.map((c) => `${c.identity.evalPath}/${c.identity.testId}`)).size;
+      stdout.write(
+        `ok: ${plan.roots.length} eval file${plan.roots.length === 1 ? "" : "s"}, ${tests} test${tests === 1 ? "" : "s"}, ${plan.cases.length} case${plan.cases.length === 1 ? "" : "s"}\n`,
+      );
+      throw new Exit(EXIT.pass);
+    });
+
+  try {
+    await program.parseAsync(argv, { from: "user" });
+    if (argv.length === 0) program.outputHelp();
+    return EXIT.pass;
+  } catch (error) {
+    if (error instanceof Exit) return error.code;
+    if (error instanceof CommanderError) {
+      return error.code === "commander.helpDisplayed" ||
+        error.code === "commander.version" ||
+        error.exitCode === 0
+        ? EXIT.pass
+        : EXIT.usage;
+    }
+    if (error instanceof ConfigError) {
+      const n = error.problems.length;
+      stderr.write(`evalgate: ${n} problem${n === 1 ? "" : "s"} in the eval files:\n`);
+      for (const line of error.message.split("\n")) stderr.write(`  ${line}\n`);
+      return EXIT.usage;
+    }
+    if (error instanceof UsageError) {
+      stderr.write(`evalgate: ${error.message}\n`);
+      return EXIT.usage;
+    }
+    const e = error as Error;
+    stderr.write(
+      `evalgate: internal error: ${e.message}\n  This is a bug in evalgate; the bundle written so far was kept. Set EVALGATE_DEBUG=1 for details.\n`,
+    );
+    if (env.EVALGATE_DEBUG) stderr.write(`${e.stack}\n`);
+    return EXIT.internal;
+  }
+}

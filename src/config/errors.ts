@@ -1,0 +1,87 @@
+/**
+ * User mistakes in eval files and command lines. A ConfigError is shown as one clear message and
+ * exits 2; anything else that is thrown is a bug in evalgate.
+ */
+
+export interface ConfigProblem {
+  /** The file, as the user would type it (relative to the working folder where possible). */
+  file?: string;
+  /** 1-based line of the offending key or value, when known. */
+  line?: number;
+  /** Dotted path of the key, e.g. `tests[2].scorers[0].weight`. */
+  key?: string;
+  message: string;
+  /** What to do about it. */
+  hint?: string;
+}
+
+export function formatProblem(p: ConfigProblem): string {
+  const where = p.file ? `${p.file}${p.line ? `:${p.line}` : ""}` : "";
+  const key = p.key ? `${p.key}: ` : "";
+  const head = where ? `${where}: ${key}${p.message}` : `${key}${p.message}`;
+  return p.hint ? `${head}\n    hint: ${p.hint}` : head;
+}
+
+export class ConfigError extends Error {
+  readonly problems: ConfigProblem[];
+
+  constructor(problems: ConfigProblem | ConfigProblem[]) {
+    const list = Array.isArray(problems) ? problems : [problems];
+    super(list.map(formatProblem).join("\n"));
+    this.name = "ConfigError";
+    this.problems = list;
+  }
+}
+
+/** A wrong command line (unknown flag value, bad --shard). Exits 2 like a ConfigError. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "UsageError";
+  }
+}
+
+/** Collects problems so that validation reports every mistake of every file at once. */
+export class ProblemList {
+  readonly items: ConfigProblem[] = [];
+
+  add(p: ConfigProblem): void {
+    this.items.push(p);
+  }
+
+  get empty(): boolean {
+    return this.items.length === 0;
+  }
+
+  throwIfAny(): void {
+    if (!this.empty) throw new ConfigError(this.items);
+  }
+}
+
+/** Levenshtein distance, for "did you mean" hints on unknown keys and names. */
+export function editDistance(a: string, b: string): number {
+  const prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let diag = prev[0]!;
+    prev[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const up = prev[j]!;
+      prev[j] = Math.min(up + 1, prev[j - 1]! + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diag = up;
+    }
+  }
+  return prev[b.length]!;
+}
+
+export function didYouMean(word: string, candidates: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Number.POSITIVE_INFINITY;
+  for (const c of candidates) {
+    const d = editDistance(word.toLowerCase(), c.toLowerCase());
+    if (d < bestDistance) {
+      best = c;
+      bestDistance = d;
+    }
+  }
+  return best !== undefined && bestDistance <= Math.max(2, Math.floor(word.length / 3)) ? best : undefined;
+}

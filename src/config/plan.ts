@@ -1,0 +1,801 @@
+/**
+ * Eval files → the resolved Plan. Every problem of every file is collected and reported together,
+ * before anything runs.
+ */
+import { readFile, stat } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import picomatch from "picomatch";
+import { glob } from "tinyglobby";
+import {
+  AGENT_PLACEHOLDERS,
+  programOf,
+  programProblem,
+  resolveAgentCommand,
+  toCommand,
+  unknownPlaceholders,
+  WORKSPACE_PLACEHOLDERS,
+} from "./commands.js";
+import { discoverEvalFiles } from "./discover.js";
+import { parseDuration } from "./duration.js";
+import { type ConfigProblem, didYouMean, ProblemList, UsageError } from "./errors.js";
+import { keyPath, lineOf, type PathKey, readYaml, validate, type YamlSource } from "./load.js";
+import {
+  caseFileSchema,
+  type EvalFileInput,
+  evalFileSchema,
+  type GateInput,
+  type IncludeInput,
+  type ScorerInput,
+  type TargetInput,
+  type TestInput,
+  type WorkspaceInput,
+} from "./schema.js";
+import {
+  type CaseGate,
+  type CaseSpec,
+  type Command,
+  DEFAULT_TIMEOUTS,
+  type EvalRoot,
+  identityKey,
+  type Plan,
+  type ScorerSpec,
+  type SeedSpec,
+  type SetupSpec,
+  type TargetSpec,
+  type Timeouts,
+} from "./types.js";
+
+export interface PlanOptions {
+  cwd: string;
+  /** Identities use paths relative to this folder (the repository root). Default: cwd. */
+  projectRoot?: string;
+  paths: readonly string[];
+  /** --target: run only these targets. */
+  targets?: readonly string[];
+  /** --test: run only tests whose id (or `suite/id`) matches one of these globs. */
+  tests?: readonly string[];
+  /** --tag: run only tests carrying one of these tags. */
+  tags?: readonly string[];
+  repeat?: number;
+  concurrency?: number;
+}
+
+/** Variables of the runner that no agent, setup or scorer may ever receive. */
+const FORBIDDEN_ENV = /^(GITHUB_|ACTIONS_|RUNNER_|INPUT_)|^(GH_TOKEN|GH_ENTERPRISE_TOKEN|GITHUB_TOKEN)$/;
+
+interface LoadedEval {
+  src: YamlSource;
+  file: EvalFileInput;
+  dir: string;
+  evalPath: string;
+  name: string;
+}
+
+/** Runtime policy: bound by the root eval file, falling back to a suite's own values. */
+interface Policy {
+  repeat?: number;
+  gate?: GateInput;
+  timeouts?: EvalFileInput["timeouts"];
+}
+
+interface Owner {
+  loaded: LoadedEval;
+  targets: TargetSpec[];
+  policy: Policy;
+}
+
+interface TestRecord {
+  test: TestInput;
+  src: YamlSource;
+  at: PathKey[];
+  /** Folder of the file the test is written in (its relative paths resolve here). */
+  dir: string;
+  owner: Owner;
+  root: LoadedEval;
+}
+
+class Planner {
+  readonly problems = new ProblemList();
+  private readonly cache = new Map<string, Promise<LoadedEval | undefined>>();
+  readonly suiteFiles = new Set<string>();
+  private readonly targetCache = new Map<LoadedEval, TargetSpec[]>();
+  readonly targetOrigins = new WeakMap<TargetSpec, { src: YamlSource; at: PathKey[] }>();
+
+  constructor(
+    readonly cwd: string,
+    readonly projectRoot: string,
+  ) {}
+
+  display(abs: string): string {
+    const rel = path.relative(this.cwd, abs);
+    return rel && !rel.startsWith("..") ? rel : abs;
+  }
+
+  evalPathOf(abs: string): string {
+    const rel = path.relative(this.projectRoot, abs);
+    return (rel && !rel.startsWith("..") ? rel : abs).split(path.sep).join("/");
+  }
+
+  problem(src: YamlSource, at: readonly PathKey[], message: string, hint?: string, key?: string): void {
+    const p: ConfigProblem = {
+      file: src.display,
+      line: lineOf(src, at, key),
+      key: keyPath(key ? [...at, key] : at) || undefined,
+      message,
+    };
+    if (hint) p.hint = hint;
+    this.problems.add(p);
+  }
+
+  loadEval(abs: string): Promise<LoadedEval | undefined> {
+    let p = this.cache.get(abs);
+    if (!p) {
+      p = (async () => {
+        const src = await readYaml(abs, this.display(abs), this.problems);
+        if (!src) return undefined;
+        if (src.value === null || typeof src.value !== "object" || Array.isArray(src.value)) {
+          this.problems.add({
+            file: src.display,
+            line: 1,
+            message: "an eval file must be a mapping with at least a tests: list",
+            hint: "see examples/quickstart/quickstart.eval.yaml",
+          });
+          return undefined;
+        }
+        const file = validate(evalFileSchema, src, this.problems);
+        if (!file) return undefined;
+        const name = file.name ?? path.basename(abs).replace(/\.eval\.ya?ml$|\.ya?ml$/, "");
+        return { src, file, dir: path.dirname(abs), evalPath: this.evalPathOf(abs), name };
+      })();
+      this.cache.set(abs, p);
+    }
+    return p;
+  }
+
+  /** Targets declared by an eval file, resolved against its folder. */
+  resolveTargets(loaded: LoadedEval): TargetSpec[] {
+    let cached = this.targetCache.get(loaded);
+    if (!cached) {
+      cached = this.resolveTargetsOnce(loaded);
+      this.targetCache.set(loaded, cached);
+    }
+    return cached;
+  }
+
+  private resolveTargetsOnce(loaded: LoadedEval): TargetSpec[] {
+    const { src, file, dir } = loaded;
+    const seen = new Map<string, number>();
+    const out: TargetSpec[] = [];
+    (file.targets ?? []).forEach((t: TargetInput, i) => {
+      const at: PathKey[] = ["targets", i];
+      if (seen.has(t.name)) {
+        this.problem(
+          src,
+          [...at, "name"],
+          `duplicate target name "${t.name}"`,
+          "give each target its own name",
+        );
+      }
+      seen.set(t.name, i);
+      if (t.provider === "command" && !t.command) {
+        this.problem(
+          src,
+          at,
+          'provider "command" needs a command',
+          'add command: ["node", "agent.mjs", "{PROMPT_FILE}"]',
+        );
+      }
+      if (t.provider !== "command" && t.command) {
+        this.problem(
+          src,
+          [...at, "command"],
+          `provider "${t.provider}" takes no command`,
+          "remove command, or use provider: command",
+        );
+      }
+      this.checkPassthrough(src, [...at, "env_passthrough"], t.env_passthrough);
+      let command: Command | undefined;
+      if (t.command) {
+        command = resolveAgentCommand(toCommand(t.command), dir);
+        for (const u of unknownPlaceholders(command, AGENT_PLACEHOLDERS)) {
+          this.problem(
+            src,
+            [...at, "command"],
+            `unknown placeholder {${u.name}}`,
+            u.suggestion
+              ? `did you mean {${u.suggestion}}?`
+              : `placeholders: ${AGENT_PLACEHOLDERS.map((p) => `{${p}}`).join(" ")}`,
+          );
+        }
+      }
+      const spec: TargetSpec = {
+        name: t.name,
+        provider: t.provider,
+        args: t.args ?? [],
+        env: t.env ?? {},
+        envPassthrough: t.env_passthrough ?? [],
+      };
+      if (command) spec.command = command;
+      if (t.model) spec.model = t.model;
+      if (t.timeout !== undefined) spec.timeoutMs = parseDuration(t.timeout);
+      this.targetOrigins.set(spec, { src, at });
+      out.push(spec);
+    });
+    return out;
+  }
+
+  checkPassthrough(src: YamlSource, at: PathKey[], names: readonly string[] | undefined): void {
+    (names ?? []).forEach((name, i) => {
+      if (FORBIDDEN_ENV.test(name)) {
+        this.problem(
+          src,
+          [...at, i],
+          `${name} is a variable of the CI runner and is never passed to agents, setup or scorers`,
+          "pass a dedicated secret with its own name instead (for example MY_AGENT_API_KEY)",
+        );
+      }
+    });
+  }
+
+  async collect(
+    entries: unknown[],
+    src: YamlSource,
+    base: PathKey[],
+    dir: string,
+    owner: Owner,
+    root: LoadedEval,
+    stack: string[],
+    out: TestRecord[],
+  ): Promise<void> {
+    for (let i = 0; i < entries.length; i++) {
+      const entry = entries[i] as TestInput | IncludeInput;
+      const at = [...base, i];
+      if (!("include" in entry)) {
+        out.push({ test: entry, src, at, dir, owner, root });
+        continue;
+      }
+      const matches = (await glob(entry.include, { cwd: dir, absolute: true, dot: true })).sort();
+      if (matches.length === 0) {
+        this.problem(
+          src,
+          [...at, "include"],
+          `include "${entry.include}" matched no files`,
+          `paths are relative to ${this.display(dir) || "."}/`,
+        );
+        continue;
+      }
+      for (const m of matches.map((x) => path.normalize(x))) {
+        if (stack.includes(m)) {
+          const chain = [...stack.slice(stack.indexOf(m)), m].map((f) => this.display(f)).join(" → ");
+          this.problem(src, [...at, "include"], `include cycle: ${chain}`, "remove one of these includes");
+          continue;
+        }
+        if (entry.type === "suite") {
+          this.suiteFiles.add(m);
+          const loaded = await this.loadEval(m);
+          if (!loaded) continue;
+          const targets = loaded.file.targets?.length ? this.resolveTargets(loaded) : owner.targets;
+          const policy: Policy = {
+            repeat: owner.policy.repeat ?? loaded.file.repeat,
+            gate: owner.policy.gate ?? loaded.file.gate,
+            timeouts: { ...loaded.file.timeouts, ...owner.policy.timeouts },
+          };
+          await this.collect(
+            loaded.file.tests,
+            loaded.src,
+            ["tests"],
+            loaded.dir,
+            { loaded, targets, policy },
+            root,
+            [...stack, m],
+            out,
+          );
+        } else {
+          const caseSrc = await readYaml(m, this.display(m), this.problems);
+          if (!caseSrc) continue;
+          const value = caseSrc.value;
+          if (value !== null && typeof value === "object" && !Array.isArray(value) && "tests" in value) {
+            this.problems.add({
+              file: caseSrc.display,
+              line: 1,
+              message: "this looks like an eval file, but it is included as raw cases",
+              hint: "add type: suite to the include, or make this file a plain list of tests",
+            });
+            continue;
+          }
+          caseSrc.value = Array.isArray(value) ? value : [value];
+          const list = validate(caseFileSchema, caseSrc, this.problems);
+          if (!list) continue;
+          await this.collect(list, caseSrc, [], path.dirname(m), owner, root, [...stack, m], out);
+        }
+      }
+    }
+  }
+
+  async fileExists(abs: string): Promise<boolean> {
+    try {
+      return (await stat(abs)).isFile();
+    } catch {
+      return false;
+    }
+  }
+
+  async resolveWorkspace(
+    def: { input?: WorkspaceInput; src: YamlSource; at: PathKey[]; dir: string },
+    over: { input?: WorkspaceInput; src: YamlSource; at: PathKey[]; dir: string },
+    testLabel: string,
+  ): Promise<{ seed: SeedSpec; setup: SetupSpec } | undefined> {
+    const seedFrom = over.input?.seed ? over : def.input?.seed ? def : undefined;
+    const setupFrom = over.input?.setup ? over : def;
+    if (!seedFrom) {
+      this.problem(
+        over.src,
+        over.at,
+        `test ${testLabel} has no workspace seed`,
+        "add workspace: { seed: { path: fixtures/app } } (or git: / empty: true) to the eval file or the test",
+      );
+      return undefined;
+    }
+    const seedInput = seedFrom.input!.seed!;
+    const seedAt = [...seedFrom.at, "seed"];
+    const kinds = (["path", "git", "empty"] as const).filter((k) => seedInput[k] !== undefined);
+    if (kinds.length !== 1) {
+      this.problem(
+        seedFrom.src,
+        seedAt,
+        kinds.length === 0
+          ? "a seed needs one of path, git, empty"
+          : `a seed has exactly one of path, git, empty (found ${kinds.join(" and ")})`,
+        "for example seed: { path: fixtures/app }",
+      );
+      return undefined;
+    }
+    let seed: SeedSpec;
+    if (seedInput.path !== undefined) {
+      const abs = path.resolve(seedFrom.dir, seedInput.path);
+      let ok = false;
+      try {
+        ok = (await stat(abs)).isDirectory();
+      } catch {
+        ok = false;
+      }
+      if (!ok) {
+        this.problem(
+          seedFrom.src,
+          [...seedAt, "path"],
+          `seed folder ${this.display(abs)} does not exist`,
+          `paths are relative to ${this.display(seedFrom.dir) || "."}/`,
+        );
+        return undefined;
+      }
+      seed = { kind: "path", path: abs };
+    } else if (seedInput.git) {
+      const url = seedInput.git.url;
+      const isRemote = /^[a-z][a-z0-9+.-]*:\/\//i.test(url) || /^[^/]+@[^/]+:/.test(url);
+      seed = { kind: "git", url: isRemote ? url : path.resolve(seedFrom.dir, url) };
+      if (seedInput.git.ref) seed.ref = seedInput.git.ref;
+    } else {
+      seed = { kind: "empty" };
+    }
+    const setupInput = setupFrom.input?.setup;
+    const setup: SetupSpec = { envPassthrough: setupInput?.env_passthrough ?? [], evalDir: setupFrom.dir };
+    if (setupInput) {
+      this.checkPassthrough(
+        setupFrom.src,
+        [...setupFrom.at, "setup", "env_passthrough"],
+        setupInput.env_passthrough,
+      );
+      if (setupInput.command) {
+        setup.command = toCommand(setupInput.command);
+        for (const u of unknownPlaceholders(setup.command, WORKSPACE_PLACEHOLDERS)) {
+          this.problem(
+            setupFrom.src,
+            [...setupFrom.at, "setup", "command"],
+            `unknown placeholder {${u.name}}`,
+            `setup commands know ${WORKSPACE_PLACEHOLDERS.map((p) => `{${p}}`).join(" ")}`,
+          );
+        }
+      }
+      if (setupInput.instructions) setup.instructions = setupInput.instructions;
+    }
+    return { seed, setup };
+  }
+
+  resolveScorers(
+    items: { scorer: ScorerInput; src: YamlSource; at: PathKey[]; dir: string }[],
+    timeouts: Timeouts,
+    rec: TestRecord,
+  ): ScorerSpec[] {
+    const out: ScorerSpec[] = [];
+    const names = new Map<string, PathKey[]>();
+    const weighted = items.filter((s) => s.scorer.weight !== undefined);
+    if (items.length === 0) {
+      this.problem(
+        rec.src,
+        rec.at,
+        `test "${rec.test.id}" has no scorers`,
+        "add scorers: to the test, or file-level scorers: that every test gets",
+      );
+    }
+    if (weighted.length > 0 && weighted.length < items.length) {
+      const missing = items.find((s) => s.scorer.weight === undefined)!;
+      this.problem(
+        missing.src,
+        missing.at,
+        "some scorers of this test have a weight and this one has none",
+        "give every scorer a weight (summing to 1.0), or none for equal weights",
+      );
+    } else if (weighted.length > 0) {
+      const sum = weighted.reduce((a, s) => a + (s.scorer.weight ?? 0), 0);
+      if (Math.abs(sum - 1) > 1e-6) {
+        this.problem(
+          rec.src,
+          rec.at,
+          `the weights of test "${rec.test.id}" sum to ${Number(sum.toFixed(6))}, not 1.0`,
+          `weights: ${weighted.map((s) => `${s.scorer.name ?? s.scorer.type}=${s.scorer.weight}`).join(", ")}`,
+        );
+      }
+    }
+    for (const item of items) {
+      const s = item.scorer;
+      const name = s.name ?? s.type;
+      const prev = names.get(name);
+      if (prev) {
+        this.problem(
+          item.src,
+          item.at,
+          `two scorers of test "${rec.test.id}" are named "${name}"`,
+          s.name ? "give each scorer a unique name" : `add name: to one of the ${s.type} scorers`,
+        );
+      }
+      names.set(name, item.at);
+      if ("run" in s) {
+        const cmd = toCommand(s.run);
+        for (const u of unknownPlaceholders(cmd, WORKSPACE_PLACEHOLDERS)) {
+          this.problem(
+            item.src,
+            [...item.at, "run"],
+            `unknown placeholder {${u.name}}`,
+            `scorer commands know ${WORKSPACE_PLACEHOLDERS.map((p) => `{${p}}`).join(" ")}`,
+          );
+        }
+        this.checkPassthrough(item.src, [...item.at, "env_passthrough"], s.env_passthrough);
+      }
+      if (s.type === "file" && s.matches !== undefined) {
+        try {
+          new RegExp(s.matches, "m");
+        } catch (e) {
+          this.problem(
+            item.src,
+            [...item.at, "matches"],
+            `not a valid regular expression: ${(e as Error).message}`,
+          );
+        }
+      }
+      if (s.type === "diff") {
+        for (const key of ["allow", "deny"] as const) {
+          (s[key] ?? []).forEach((g, i) => {
+            try {
+              picomatch.makeRe(g, { dot: true, strictBrackets: true });
+            } catch (e) {
+              this.problem(item.src, [...item.at, key, i], `bad glob "${g}": ${(e as Error).message}`);
+            }
+          });
+        }
+      }
+      out.push({
+        name,
+        type: s.type,
+        weight: weighted.length > 0 ? (s.weight ?? 0) : 1 / items.length,
+        required: s.required ?? false,
+        timeoutMs: s.timeout !== undefined ? parseDuration(s.timeout) : timeouts.scorerMs,
+        evalDir: item.dir,
+        options: s,
+      });
+    }
+    return out;
+  }
+
+  caseGate(policy: Policy, src: YamlSource): CaseGate {
+    const gate = policy.gate ?? {};
+    const p = gate.policy ?? "all_attempts_successful";
+    const needsThreshold = p === "attempt_success_rate_at_least" || p === "mean_pass_rate_at_least";
+    if (needsThreshold && gate.threshold === undefined) {
+      this.problem(
+        src,
+        ["gate", "policy"],
+        `policy ${p} needs a threshold`,
+        "add gate.threshold: a number in [0, 1], e.g. 0.67",
+      );
+    }
+    if (!needsThreshold && gate.threshold !== undefined) {
+      this.problem(
+        src,
+        ["gate", "threshold"],
+        `policy ${p} takes no threshold`,
+        "remove threshold, or use attempt_success_rate_at_least / mean_pass_rate_at_least",
+      );
+    }
+    return needsThreshold && gate.threshold !== undefined
+      ? { policy: p, threshold: gate.threshold }
+      : { policy: p };
+  }
+}
+
+function timeoutsOf(t: Policy["timeouts"]): Timeouts {
+  return {
+    setupMs: t?.setup !== undefined ? parseDuration(t.setup) : DEFAULT_TIMEOUTS.setupMs,
+    agentMs: t?.agent !== undefined ? parseDuration(t.agent) : DEFAULT_TIMEOUTS.agentMs,
+    scorerMs: t?.scorer !== undefined ? parseDuration(t.scorer) : DEFAULT_TIMEOUTS.scorerMs,
+  };
+}
+
+/** Loads, validates and resolves the eval files under `opts.paths` into a Plan. Throws ConfigError. */
+export async function loadPlan(opts: PlanOptions): Promise<Plan> {
+  const cwd = path.resolve(opts.cwd);
+  const planner = new Planner(cwd, path.resolve(opts.projectRoot ?? cwd));
+  const files = await discoverEvalFiles(opts.paths, cwd);
+  const loadedRoots = (await Promise.all(files.map((f) => planner.loadEval(f)))).filter(
+    (l): l is LoadedEval => !!l,
+  );
+
+  const records: TestRecord[] = [];
+  const rootRecords = new Map<string, TestRecord[]>();
+  for (const loaded of loadedRoots) {
+    const owner: Owner = {
+      loaded,
+      targets: planner.resolveTargets(loaded),
+      policy: { repeat: loaded.file.repeat, gate: loaded.file.gate, timeouts: loaded.file.timeouts },
+    };
+    const mine: TestRecord[] = [];
+    await planner.collect(
+      loaded.file.tests,
+      loaded.src,
+      ["tests"],
+      loaded.dir,
+      owner,
+      loaded,
+      [path.resolve(loaded.src.path)],
+      mine,
+    );
+    rootRecords.set(loaded.src.path, mine);
+  }
+  const notes: string[] = [];
+  const roots: EvalRoot[] = [];
+  for (const loaded of loadedRoots) {
+    if (planner.suiteFiles.has(path.resolve(loaded.src.path))) {
+      notes.push(`${loaded.src.display} runs as a suite of the eval files that include it, not on its own`);
+      continue;
+    }
+    records.push(...(rootRecords.get(loaded.src.path) ?? []));
+    const root: EvalRoot = {
+      path: loaded.src.path,
+      evalPath: loaded.evalPath,
+      name: loaded.name,
+      tags: loaded.file.tags ?? {},
+      minCasePassRate: loaded.file.gate?.min_case_pass_rate ?? 1,
+    };
+    if (loaded.file.description) root.description = loaded.file.description;
+    if (loaded.file.concurrency) root.concurrency = loaded.file.concurrency;
+    roots.push(root);
+  }
+
+  // Duplicate test ids within one eval file.
+  const byOwner = new Map<string, TestRecord[]>();
+  for (const r of records) {
+    const key = `${r.root.evalPath}\u0000${r.owner.loaded.evalPath}\u0000${r.test.id}`;
+    const list = byOwner.get(key) ?? [];
+    list.push(r);
+    byOwner.set(key, list);
+  }
+  for (const list of byOwner.values()) {
+    if (list.length < 2) continue;
+    const first = list[0]!;
+    for (const dup of list.slice(1)) {
+      planner.problem(
+        dup.src,
+        [...dup.at, "id"],
+        `duplicate test id "${dup.test.id}" (first defined at ${first.src.display}:${lineOf(first.src, [...first.at, "id"]) ?? "?"})`,
+        "test ids must be unique within an eval file and the raw cases it includes",
+      );
+    }
+  }
+
+  const cases: CaseSpec[] = [];
+  const seenIdentity = new Map<string, TestRecord>();
+  const targetFilter = opts.targets && opts.targets.length > 0 ? new Set(opts.targets) : undefined;
+  const allTargetNames = new Set<string>();
+  for (const rec of records) {
+    const { test, owner } = rec;
+    const label = `"${test.id}"`;
+    const ownerFile = owner.loaded;
+    for (const t of owner.targets) allTargetNames.add(t.name);
+
+    if ((test.instruction === undefined) === (test.instruction_file === undefined)) {
+      planner.problem(
+        rec.src,
+        rec.at,
+        test.instruction === undefined
+          ? `test ${label} has no instruction`
+          : `test ${label} has both instruction and instruction_file`,
+        "give exactly one of instruction: or instruction_file:",
+      );
+    }
+    let instruction = test.instruction ?? "";
+    if (test.instruction_file !== undefined) {
+      const abs = path.resolve(rec.dir, test.instruction_file);
+      try {
+        instruction = await readFile(abs, "utf8");
+      } catch {
+        planner.problem(
+          rec.src,
+          [...rec.at, "instruction_file"],
+          `instruction file ${planner.display(abs)} does not exist`,
+          `paths are relative to ${planner.display(rec.dir) || "."}/`,
+        );
+      }
+    }
+    let reference: string | undefined;
+    if (test.reference !== undefined) {
+      reference = path.resolve(rec.dir, test.reference);
+      if (!(await planner.fileExists(reference))) {
+        planner.problem(
+          rec.src,
+          [...rec.at, "reference"],
+          `reference patch ${planner.display(reference)} does not exist`,
+          `paths are relative to ${planner.display(rec.dir) || "."}/`,
+        );
+      }
+    }
+    const ws = await planner.resolveWorkspace(
+      { input: ownerFile.file.workspace, src: ownerFile.src, at: ["workspace"], dir: ownerFile.dir },
+      { input: test.workspace, src: rec.src, at: [...rec.at, "workspace"], dir: rec.dir },
+      label,
+    );
+    const timeouts = timeoutsOf(owner.policy.timeouts);
+    const scorerItems = [
+      ...(test.scorers ?? []).map((scorer, i) => ({
+        scorer,
+        src: rec.src,
+        at: [...rec.at, "scorers", i],
+        dir: rec.dir,
+      })),
+      ...(ownerFile.file.scorers ?? []).map((scorer, i) => ({
+        scorer,
+        src: ownerFile.src,
+        at: ["scorers", i] as PathKey[],
+        dir: ownerFile.dir,
+      })),
+    ];
+    const scorers = planner.resolveScorers(scorerItems, timeouts, rec);
+    const gate = planner.caseGate(owner.policy, rec.root === ownerFile ? ownerFile.src : rec.root.src);
+
+    if (owner.targets.length === 0) {
+      planner.problem(
+        ownerFile.src,
+        [],
+        `${ownerFile.src.display} declares no targets`,
+        'add targets: [{ name: my-agent, provider: command, command: ["./agent.sh", "{PROMPT_FILE}"] }]',
+      );
+      continue;
+    }
+    let targets = owner.targets;
+    if (test.targets) {
+      const known = owner.targets.map((t) => t.name);
+      test.targets.forEach((name, i) => {
+        if (!known.includes(name)) {
+          const guess = didYouMean(name, known);
+          planner.problem(
+            rec.src,
+            [...rec.at, "targets", i],
+            `unknown target "${name}"`,
+            `${guess ? `did you mean "${guess}"? ` : ""}targets of this file: ${known.join(", ")}`,
+          );
+        }
+      });
+      targets = owner.targets.filter((t) => test.targets!.includes(t.name));
+    }
+    if (!ws) continue;
+    for (const target of targets) {
+      if (target.provider === "reference" && !test.reference) {
+        planner.problem(
+          rec.src,
+          rec.at,
+          `test ${label} has no reference patch, but target "${target.name}" (provider reference) needs one`,
+          "add reference: path/to/fix.patch to the test, or limit it with targets: [...]",
+        );
+      }
+      const identity = { evalPath: ownerFile.evalPath, testId: test.id, target: target.name };
+      const key = identityKey(identity);
+      const prior = seenIdentity.get(key);
+      if (prior && prior.root !== rec.root) {
+        planner.problem(
+          rec.src,
+          rec.at,
+          `case ${test.id} on ${target.name} is run twice: through ${prior.root.src.display} and ${rec.root.src.display}`,
+          "include a suite from one wrapper eval only",
+        );
+        continue;
+      }
+      seenIdentity.set(key, rec);
+      const spec: CaseSpec = {
+        identity,
+        key,
+        rootEvalPath: rec.root.evalPath,
+        suite: ownerFile.name,
+        evalDir: ownerFile.dir,
+        test: {
+          id: test.id,
+          instruction,
+          threshold: test.threshold ?? 1,
+          tags: test.tags ?? [],
+          workspace: ws,
+          scorers,
+        },
+        target,
+        repeat: opts.repeat ?? test.repeat ?? owner.policy.repeat ?? 1,
+        gate,
+        timeouts: {
+          ...timeouts,
+          agentMs:
+            test.timeout !== undefined ? parseDuration(test.timeout) : (target.timeoutMs ?? timeouts.agentMs),
+        },
+      };
+      if (test.description) spec.test.description = test.description;
+      if (reference) spec.test.reference = reference;
+      cases.push(spec);
+    }
+  }
+
+  if (targetFilter) {
+    const unknown = [...targetFilter].filter((t) => !allTargetNames.has(t));
+    if (unknown.length > 0 && planner.problems.empty) {
+      const known = [...allTargetNames];
+      throw new UsageError(
+        `--target ${unknown.join(", ")}: no such target${unknown.length > 1 ? "s" : ""} (targets: ${known.join(", ")})`,
+      );
+    }
+  }
+  const selected = cases.filter((c) => {
+    if (targetFilter && !targetFilter.has(c.target.name)) return false;
+    if (opts.tests?.length) {
+      const names = [c.identity.testId, `${c.suite}/${c.identity.testId}`];
+      if (!opts.tests.some((g) => names.some((n) => picomatch.isMatch(n, g)))) return false;
+    }
+    if (opts.tags?.length && !opts.tags.some((t) => c.test.tags.includes(t))) return false;
+    return true;
+  });
+
+  // Programs of the selected agents must exist (presets' binaries are checked at run time).
+  const checked = new Set<TargetSpec>();
+  for (const c of selected) {
+    const cmd = c.target.command;
+    if (!cmd || checked.has(c.target)) continue;
+    checked.add(c.target);
+    const program = programOf(cmd);
+    const why = program ? programProblem(program) : undefined;
+    const origin = planner.targetOrigins.get(c.target);
+    if (why && origin) {
+      planner.problem(
+        origin.src,
+        [...origin.at, "command"],
+        `the agent command of target "${c.target.name}" cannot run: ${why}`,
+        "a command starting with ./ is relative to the eval file's folder; other programs are looked up on PATH",
+      );
+    }
+  }
+
+  planner.problems.throwIfAny();
+  if (selected.length === 0) {
+    throw new UsageError(
+      cases.length === 0
+        ? "the eval files define no cases"
+        : "no case matches the --target / --test / --tag filters",
+    );
+  }
+  const concurrencies = roots.map((r) => r.concurrency).filter((c): c is number => c !== undefined);
+  const concurrency =
+    opts.concurrency ?? (concurrencies.length > 0 ? Math.min(...concurrencies) : os.availableParallelism());
+  return { projectRoot: planner.projectRoot, roots, cases: selected, concurrency, notes };
+}

@@ -1,0 +1,224 @@
+/**
+ * The eval-file schema: the single source for validation, the TypeScript types of the raw file and
+ * the JSON Schema editors use (`schema/eval.schema.json`, written by `npm run schema`).
+ * Keys are snake_case, as users type them; `plan.ts` turns the validated file into camelCase.
+ */
+import { z } from "zod";
+import { DURATION_PATTERN } from "./duration.js";
+
+export const duration = z
+  .union([
+    z.string().regex(DURATION_PATTERN, 'a duration such as "90s", "20m" or "1h"'),
+    z.number().positive(),
+  ])
+  .describe('A duration: "90s", "20m", "1h", "1h30m", "500ms", or a number of seconds');
+
+const stringOrArgv = z
+  .union([z.string().min(1), z.array(z.string()).min(1)])
+  .describe("A shell command (run with sh -c) or an argv array (run without a shell)");
+
+const rate = z.number().min(0).max(1);
+
+/** A name that is safe as a file name in the bundle and readable in a comment. */
+const slug = z
+  .string()
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9._-]*$/,
+    "letters, digits, '.', '_' and '-', starting with a letter or digit",
+  );
+
+/** Names of environment variables: never the runner's own secrets (checked again in plan.ts). */
+const envNames = z
+  .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name"))
+  .describe("Environment variables passed through from evalgate's environment");
+
+export const PROVIDERS = ["command", "reference", "noop"] as const;
+
+export const targetSchema = z
+  .strictObject({
+    name: slug.describe("The target's name, shown in reports and part of each case's identity"),
+    provider: z.enum(PROVIDERS).describe("How the agent is run"),
+    command: stringOrArgv
+      .optional()
+      .describe(
+        "For provider: command. Placeholders: {PROMPT} {PROMPT_FILE} {WORKSPACE} {OUTPUT_FILE} {ATTEMPT} {TEST_ID} {EVAL_DIR}",
+      ),
+    model: z.string().optional().describe("Model name, passed to presets and recorded in the bundle"),
+    args: z.array(z.string()).optional().describe("Extra arguments appended to the agent's command line"),
+    env: z.record(z.string(), z.string()).optional().describe("Fixed, non-secret environment values"),
+    env_passthrough: envNames.optional(),
+    timeout: duration.optional().describe("Agent timeout for this target (overrides timeouts.agent)"),
+  })
+  .describe("One agent under test");
+
+const scorerBase = {
+  name: slug.optional().describe("Unique within the test; defaults to the scorer type"),
+  weight: z
+    .number()
+    .min(0)
+    .max(1)
+    .optional()
+    .describe("Weights are all given and sum to 1.0, or all omitted"),
+  required: z.boolean().optional().describe("The attempt fails when this scorer fails, whatever the score"),
+  timeout: duration.optional().describe("Overrides timeouts.scorer for this scorer"),
+};
+
+const commandLike = {
+  run: stringOrArgv.describe("Runs in the workspace. {WORKSPACE} and {EVAL_DIR} are replaced"),
+  cwd: z.string().optional().describe("Folder inside the workspace to run in"),
+  env_passthrough: envNames.optional(),
+};
+
+export const commandScorerSchema = z
+  .strictObject({ type: z.literal("command"), ...scorerBase, ...commandLike })
+  .describe("Exit status 0 scores 1.0, anything else 0.0");
+
+export const scriptScorerSchema = z
+  .strictObject({
+    type: z.literal("script"),
+    ...scorerBase,
+    ...commandLike,
+    pass_at: rate.optional().describe("The scorer passes when its score is at least this (default 1.0)"),
+  })
+  .describe('Prints "score=0.7" or JSON {"score", "pass", "reason"} on its last line');
+
+export const fileScorerSchema = z
+  .strictObject({
+    type: z.literal("file"),
+    ...scorerBase,
+    path: z.string().min(1).describe("A file inside the workspace"),
+    exists: z.boolean().optional().describe("true (default): the file must exist; false: it must not"),
+    contains: z.string().optional().describe("Text the file must contain"),
+    matches: z.string().optional().describe("A regular expression the file's text must match"),
+  })
+  .describe("Checks a file of the workspace after the agent ran");
+
+export const diffScorerSchema = z
+  .strictObject({
+    type: z.literal("diff"),
+    ...scorerBase,
+    allow: z.array(z.string()).optional().describe("Globs: every changed file must match one"),
+    deny: z.array(z.string()).optional().describe("Globs: no changed file may match one"),
+    max_files: z.number().int().nonnegative().optional(),
+    max_lines: z.number().int().nonnegative().optional().describe("Added plus deleted lines"),
+    require_change: z.boolean().optional().describe("The agent must change at least one file"),
+  })
+  .describe("Checks the shape of the agent's diff");
+
+export const scorerSchema = z.discriminatedUnion("type", [
+  commandScorerSchema,
+  scriptScorerSchema,
+  fileScorerSchema,
+  diffScorerSchema,
+]);
+export const SCORER_TYPES = ["command", "script", "file", "diff"] as const;
+
+export const seedSchema = z
+  .strictObject({
+    path: z.string().min(1).optional().describe("A folder of this repository, copied"),
+    git: z
+      .strictObject({
+        url: z.string().min(1).describe("A local path, file:// URL or https URL"),
+        ref: z
+          .string()
+          .min(1)
+          .optional()
+          .describe("Branch, tag or commit; a ref that does not exist is an error"),
+      })
+      .optional(),
+    empty: z.literal(true).optional().describe("Start from an empty repository"),
+  })
+  .describe("Where the workspace comes from: exactly one of path, git, empty");
+
+export const setupSchema = z.strictObject({
+  command: stringOrArgv
+    .optional()
+    .describe("Platform setup: runs before the baseline commit, never part of the graded diff"),
+  instructions: z
+    .string()
+    .optional()
+    .describe("Agent setup: given to the agent with the task; part of the diff"),
+  env_passthrough: envNames.optional(),
+});
+
+export const workspaceSchema = z.strictObject({
+  seed: seedSchema.optional(),
+  setup: setupSchema.optional(),
+});
+
+export const GATE_POLICIES = [
+  "all_attempts_successful",
+  "any_attempt_successful",
+  "attempt_success_rate_at_least",
+  "mean_pass_rate_at_least",
+] as const;
+
+export const gateSchema = z.strictObject({
+  policy: z.enum(GATE_POLICIES).optional(),
+  threshold: rate.optional(),
+  min_case_pass_rate: rate.optional().describe("Share of cases whose verdict must be pass (default 1.0)"),
+});
+
+export const testSchema = z
+  .strictObject({
+    id: slug.describe("Unique within the eval file"),
+    description: z.string().optional(),
+    instruction: z.string().min(1).optional(),
+    instruction_file: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("A file holding the instruction, relative to the eval file"),
+    reference: z.string().min(1).optional().describe("A known-good patch, relative to the eval file"),
+    threshold: rate.optional().describe("The attempt passes when score >= threshold (default 1.0)"),
+    tags: z.array(z.string()).optional(),
+    targets: z.array(z.string()).optional().describe("Run only these targets (by name)"),
+    repeat: z.number().int().min(1).max(1000).optional(),
+    timeout: duration.optional().describe("Agent timeout for this test"),
+    workspace: workspaceSchema.optional(),
+    scorers: z.array(scorerSchema).optional(),
+  })
+  .describe("One scenario");
+
+export const includeSchema = z.strictObject({
+  include: z.string().min(1).describe("A file or glob, relative to this eval file"),
+  type: z
+    .enum(["tests", "suite"])
+    .optional()
+    .describe(
+      "tests (default): raw cases that take this file's defaults; suite: an eval file that keeps its own",
+    ),
+});
+
+export const testEntrySchema = z.union([includeSchema, testSchema]);
+
+export const evalFileSchema = z
+  .strictObject({
+    $schema: z.string().optional(),
+    name: z.string().min(1).optional(),
+    description: z.string().optional(),
+    tags: z.record(z.string(), z.string()).optional().describe("Run metadata recorded in the bundle"),
+    targets: z.array(targetSchema).optional(),
+    repeat: z.number().int().min(1).max(1000).optional().describe("Attempts per (test, target); default 1"),
+    concurrency: z.number().int().min(1).max(256).optional().describe("Attempts at once; default: CPU count"),
+    timeouts: z
+      .strictObject({ setup: duration.optional(), agent: duration.optional(), scorer: duration.optional() })
+      .optional(),
+    gate: gateSchema.optional(),
+    workspace: workspaceSchema.optional(),
+    scorers: z.array(scorerSchema).optional().describe("Appended to every test's scorers"),
+    tests: z.array(testEntrySchema),
+  })
+  .describe("An evalgate eval file (*.eval.yaml)");
+
+/** A raw case file: a list of tests (or includes of further case files). */
+export const caseFileSchema = z.array(testEntrySchema);
+
+export type EvalFileInput = z.infer<typeof evalFileSchema>;
+export type TargetInput = z.infer<typeof targetSchema>;
+export type TestInput = z.infer<typeof testSchema>;
+export type IncludeInput = z.infer<typeof includeSchema>;
+export type ScorerInput = z.infer<typeof scorerSchema>;
+export type WorkspaceInput = z.infer<typeof workspaceSchema>;
+export type SeedInput = z.infer<typeof seedSchema>;
+export type GateInput = z.infer<typeof gateSchema>;

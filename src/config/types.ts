@@ -1,0 +1,131 @@
+/**
+ * The resolved Plan: what `config/` hands to the rest of the pipeline. Every relative path is
+ * already absolute, every default applied, every cross-reference checked.
+ */
+import type { GATE_POLICIES, ScorerInput } from "./schema.js";
+
+/** A command as configured: a shell string (run by sh -c) or an argv array (run without a shell). */
+export type Command = { shell: string } | { argv: string[] };
+
+export type GatePolicy = (typeof GATE_POLICIES)[number];
+export type ProviderName = "command" | "reference" | "noop";
+
+/** The identity of a case across runs, shards and baselines (SPEC §1). */
+export interface Identity {
+  /** Path of the eval file that owns the test, relative to the project root, with `/`. */
+  evalPath: string;
+  testId: string;
+  target: string;
+}
+
+export function identityKey(id: Identity): string {
+  return `${id.evalPath}\u0000${id.testId}\u0000${id.target}`;
+}
+
+export type SeedSpec =
+  | { kind: "path"; path: string }
+  | { kind: "git"; url: string; ref?: string }
+  | { kind: "empty" };
+
+export interface SetupSpec {
+  command?: Command;
+  /** Folder of the eval file that declared the setup (for {EVAL_DIR}). */
+  evalDir: string;
+  instructions?: string;
+  envPassthrough: string[];
+}
+
+export interface WorkspaceSpec {
+  seed: SeedSpec;
+  setup: SetupSpec;
+}
+
+export interface ScorerSpec {
+  name: string;
+  type: ScorerInput["type"];
+  /** Resolved weight: as given, or 1/n when no scorer of the test has one. */
+  weight: number;
+  required: boolean;
+  timeoutMs: number;
+  /** The folder of the eval file that declared this scorer (for {EVAL_DIR}). */
+  evalDir: string;
+  /** The scorer's own options, as validated. */
+  options: ScorerInput;
+}
+
+export interface TargetSpec {
+  name: string;
+  provider: ProviderName;
+  command?: Command;
+  model?: string;
+  args: string[];
+  env: Record<string, string>;
+  envPassthrough: string[];
+  timeoutMs?: number;
+}
+
+export interface TestSpec {
+  id: string;
+  description?: string;
+  instruction: string;
+  /** Absolute path of the reference patch, when the test has one. */
+  reference?: string;
+  threshold: number;
+  tags: string[];
+  workspace: WorkspaceSpec;
+  scorers: ScorerSpec[];
+}
+
+export interface Timeouts {
+  setupMs: number;
+  agentMs: number;
+  scorerMs: number;
+}
+
+export interface CaseGate {
+  policy: GatePolicy;
+  threshold?: number;
+}
+
+/** One root eval file of the run: its run-level policy applies to the cases it brought. */
+export interface EvalRoot {
+  path: string;
+  evalPath: string;
+  name: string;
+  description?: string;
+  tags: Record<string, string>;
+  minCasePassRate: number;
+  concurrency?: number;
+}
+
+/** One case: a test run by one target, `repeat` times. */
+export interface CaseSpec {
+  identity: Identity;
+  key: string;
+  /** evalPath of the root eval file whose policy governs this case. */
+  rootEvalPath: string;
+  /** Display name of the eval file (its `name`, or the file name). */
+  suite: string;
+  /** Folder of the eval file that owns the test. */
+  evalDir: string;
+  test: TestSpec;
+  target: TargetSpec;
+  repeat: number;
+  gate: CaseGate;
+  timeouts: Timeouts;
+}
+
+export interface Plan {
+  projectRoot: string;
+  roots: EvalRoot[];
+  cases: CaseSpec[];
+  concurrency: number;
+  /** Notes for the user (suites that run through a wrapper, filters that matched nothing). */
+  notes: string[];
+}
+
+export const DEFAULT_TIMEOUTS: Timeouts = {
+  setupMs: 10 * 60_000,
+  agentMs: 20 * 60_000,
+  scorerMs: 10 * 60_000,
+};

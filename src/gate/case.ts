@@ -1,0 +1,201 @@
+/**
+ * A case's verdict, classification and statistics from its attempts. Pure; the rules are written
+ * down in docs/gate.md and this file follows them.
+ */
+import type { CaseGate } from "../config/types.js";
+import type { AttemptResult, FailureKind } from "../run/types.js";
+import { mean, passAtK, passHatK, wilsonInterval } from "./stats.js";
+
+export type OnError = "fail" | "exclude" | "retry";
+export type Verdict = "pass" | "fail" | "error";
+export type Classification =
+  | "stable_pass"
+  | "stable_fail"
+  | "flaky"
+  | "verifier_flake"
+  | "infrastructure_failure"
+  | "timeout"
+  | "mixed_error";
+
+export interface CaseCounts {
+  planned: number;
+  /** Attempts the verdict is decided on. */
+  counted: number;
+  passed: number;
+  /** Quality failures (failed status: quality, empty_diff, tampered). */
+  failed: number;
+  /** Errors and timeouts (final tries). */
+  errored: number;
+  timedOut: number;
+  cancelled: number;
+  /** Retries that were run (tries beyond the first of an attempt). */
+  retried: number;
+}
+
+export interface CaseStats {
+  attemptSuccessRate: number | null;
+  wilson95: [number, number] | null;
+  meanScore: number | null;
+  meanPassRate: number | null;
+  /** passAtK[k-1] for k = 1..counted. */
+  passAtK: number[];
+  passHatK: number[];
+}
+
+export interface CaseDecision {
+  verdict: Verdict;
+  classification: Classification;
+  flaky: boolean;
+  counts: CaseCounts;
+  stats: CaseStats;
+  /** One sentence: why this verdict. */
+  reason: string;
+}
+
+const VERIFIER: readonly FailureKind[] = ["scorer_error", "scorer_timeout"];
+const INFRASTRUCTURE: readonly FailureKind[] = ["workspace_error", "setup_error", "agent_exit"];
+
+function errorGroup(a: AttemptResult): "verifier" | "infrastructure" | "timeout" | undefined {
+  if (a.status === "timeout" || a.failureKind === "agent_timeout") return "timeout";
+  if (a.failureKind && VERIFIER.includes(a.failureKind)) return "verifier";
+  if (a.failureKind && INFRASTRUCTURE.includes(a.failureKind)) return "infrastructure";
+  if (a.status === "error") return "infrastructure";
+  return undefined;
+}
+
+export const isCancelled = (a: AttemptResult) =>
+  a.failureKind === "cancelled" || a.failureKind === "budget_exceeded";
+export const isErrored = (a: AttemptResult) =>
+  (a.status === "error" || a.status === "timeout") && !isCancelled(a);
+
+/** Classification over the final tries that ran (cancelled attempts say nothing about the case). */
+export function classify(finals: readonly AttemptResult[]): {
+  classification: Classification;
+  flaky: boolean;
+} {
+  const ran = finals.filter((a) => !isCancelled(a));
+  const passed = ran.filter((a) => a.status === "passed").length;
+  const failed = ran.filter((a) => a.status === "failed").length;
+  const groups = new Set(ran.map(errorGroup).filter((g) => g !== undefined));
+  const errors = ran.length - passed - failed;
+  const flaky = passed > 0 && (failed > 0 || errors > 0);
+  if (groups.size === 0) {
+    if (ran.length === 0) return { classification: "infrastructure_failure", flaky: false };
+    if (failed === 0) return { classification: "stable_pass", flaky };
+    if (passed === 0) return { classification: "stable_fail", flaky };
+    return { classification: "flaky", flaky };
+  }
+  if (groups.size > 1) return { classification: "mixed_error", flaky };
+  const [only] = groups;
+  const classification =
+    only === "verifier" ? "verifier_flake" : only === "timeout" ? "timeout" : "infrastructure_failure";
+  return { classification, flaky };
+}
+
+function percent(x: number): string {
+  return `${Math.round(x * 100)} %`;
+}
+
+const POLICY_NEEDS: Record<CaseGate["policy"], (t?: number) => string> = {
+  all_attempts_successful: () => "policy needs all",
+  any_attempt_successful: () => "policy needs at least one",
+  attempt_success_rate_at_least: (t) => `policy needs a success rate of at least ${percent(t ?? 1)}`,
+  mean_pass_rate_at_least: (t) => `policy needs a mean pass rate of at least ${percent(t ?? 1)}`,
+};
+
+/**
+ * Decides a case. `tries` holds every try (retries included); the verdict is decided on the last
+ * try of each attempt, filtered by `onError`.
+ */
+export function decideCase(
+  tries: readonly AttemptResult[],
+  planned: number,
+  gate: CaseGate,
+  onError: OnError = "fail",
+): CaseDecision {
+  const finals = lastTries(tries);
+  const cancelled = finals.filter(isCancelled).length;
+  const errored = finals.filter(isErrored);
+  const quality = finals.filter((a) => a.status === "passed" || a.status === "failed");
+  const passed = quality.filter((a) => a.status === "passed").length;
+  const failed = quality.length - passed;
+  const counts: CaseCounts = {
+    planned,
+    counted: quality.length,
+    passed,
+    failed,
+    errored: errored.length,
+    timedOut: errored.filter((a) => a.status === "timeout").length,
+    cancelled,
+    retried: tries.length - finals.length,
+  };
+  const n = quality.length;
+  const scores = quality.map((a) => a.grading?.score).filter((s): s is number => typeof s === "number");
+  const passRates = quality.map((a) => a.grading?.passRate).filter((s): s is number => typeof s === "number");
+  const stats: CaseStats = {
+    attemptSuccessRate: n > 0 ? passed / n : null,
+    wilson95: wilsonInterval(passed, n),
+    meanScore: mean(scores),
+    meanPassRate: mean(passRates),
+    passAtK: Array.from({ length: n }, (_, i) => passAtK(n, passed, i + 1)),
+    passHatK: Array.from({ length: n }, (_, i) => passHatK(n, passed, i + 1)),
+  };
+  const { classification, flaky } = classify(finals);
+  const tally = `${passed} of ${n} attempt${n === 1 ? "" : "s"} passed`;
+
+  const decide = (verdict: Verdict, reason: string): CaseDecision => ({
+    verdict,
+    classification,
+    flaky,
+    counts,
+    stats,
+    reason,
+  });
+
+  if (cancelled > 0) {
+    return decide("error", `${cancelled} of ${planned} attempts were cancelled before they ran (budget)`);
+  }
+  if (errored.length > 0 && onError !== "exclude") {
+    const kinds = [...new Set(errored.map((a) => a.failureKind ?? a.status))].join(", ");
+    const retriedNote =
+      onError === "retry" ? ` after ${counts.retried} retr${counts.retried === 1 ? "y" : "ies"}` : "";
+    return decide(
+      "error",
+      `${errored.length} of ${finals.length} attempts errored (${kinds})${retriedNote}; errors are not counted as failures`,
+    );
+  }
+  if (n === 0) return decide("error", `no attempt could be counted: all ${finals.length} errored`);
+  const excludedNote = errored.length > 0 ? ` (${errored.length} errored excluded)` : "";
+  const needs = POLICY_NEEDS[gate.policy](gate.threshold);
+  const eps = 1e-9;
+  let ok: boolean;
+  switch (gate.policy) {
+    case "all_attempts_successful":
+      ok = passed === n;
+      break;
+    case "any_attempt_successful":
+      ok = passed >= 1;
+      break;
+    case "attempt_success_rate_at_least":
+      ok = passed / n + eps >= (gate.threshold ?? 1);
+      break;
+    case "mean_pass_rate_at_least":
+      ok = (stats.meanPassRate ?? 0) + eps >= (gate.threshold ?? 1);
+      break;
+  }
+  const detail =
+    gate.policy === "mean_pass_rate_at_least"
+      ? `${tally}, mean pass rate ${percent(stats.meanPassRate ?? 0)}`
+      : tally;
+  return decide(ok ? "pass" : "fail", `${detail}${excludedNote}${ok ? "" : `, ${needs}`}`);
+}
+
+/** The last try of each attempt number. */
+export function lastTries(tries: readonly AttemptResult[]): AttemptResult[] {
+  const byAttempt = new Map<number, AttemptResult>();
+  for (const t of tries) {
+    const prev = byAttempt.get(t.attempt);
+    if (!prev || t.retry > prev.retry) byAttempt.set(t.attempt, t);
+  }
+  return [...byAttempt.values()].sort((a, b) => a.attempt - b.attempt);
+}

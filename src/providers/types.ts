@@ -1,0 +1,38 @@
+/** The contract between the attempt lifecycle and an agent provider. */
+import type { TargetSpec, TestSpec } from "../config/types.js";
+import type { ProcessRunner } from "../sandbox/process.js";
+
+export interface AgentContext {
+  target: TargetSpec;
+  test: TestSpec;
+  /** The attempt's workspace; the agent's working folder. */
+  workspace: string;
+  /** The attempt's private folder, outside the workspace. */
+  attemptDir: string;
+  prompt: string;
+  promptFile: string;
+  outputFile: string;
+  attempt: number;
+  evalDir: string;
+  timeoutMs: number;
+  /** Where the agent's stdout and stderr go. */
+  logFile: string;
+  /** The agent's complete environment (minimal base + the target's passthrough). */
+  env: Record<string, string>;
+  runner: ProcessRunner;
+}
+
+export interface AgentOutcome {
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  durationMs: number;
+  /** Set when the agent could not be run at all, or reported a failure of its own. */
+  error?: string;
+  /** The last lines of the agent's output, for messages. */
+  tail: string;
+}
+
+export interface Provider {
+  run(ctx: AgentContext): Promise<AgentOutcome>;
+}

@@ -1,0 +1,47 @@
+/** The plain-text table of cases printed at the end of a run. Pure. */
+import type { WireIndexRow, WireSummary } from "../bundle/wire.js";
+
+const VERDICT: Record<WireIndexRow["verdict"], string> = { pass: "✓ pass", fail: "✗ fail", error: "! error" };
+
+function pad(s: string, n: number): string {
+  const len = [...s].length;
+  return len >= n ? s : s + " ".repeat(n - len);
+}
+
+export function renderCaseTable(rows: readonly WireIndexRow[]): string {
+  const header = ["verdict", "test", "target", "attempts", "success", "class"];
+  const body = rows.map((r) => [
+    VERDICT[r.verdict],
+    `${r.suite}/${r.test_id}`,
+    r.target,
+    `${r.attempts.passed}/${r.attempts.counted}${r.attempts.errored ? ` (+${r.attempts.errored} err)` : ""}`,
+    r.attempt_success_rate === null ? "—" : `${Math.round(r.attempt_success_rate * 100)} %`,
+    `${r.classification}${r.flaky && r.classification !== "flaky" ? " (flaky)" : ""}`,
+  ]);
+  const widths = header.map((h, i) => Math.max([...h].length, ...body.map((b) => [...b[i]!].length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => pad(c, widths[i]!))
+      .join("  ")
+      .trimEnd();
+  return [line(header), ...body.map(line)].join("\n");
+}
+
+export function renderRunFooter(summary: WireSummary, bundleDir: string): string {
+  const c = summary.counts;
+  const head =
+    summary.gate.verdict === "pass"
+      ? `✓ gate passed: ${c.passed} of ${c.cases} cases passed`
+      : `✗ gate failed: ${c.passed} of ${c.cases} cases passed`;
+  const extra = [
+    c.failed ? `${c.failed} failed` : "",
+    c.errored ? `${c.errored} errored` : "",
+    c.flaky ? `${c.flaky} flaky` : "",
+  ]
+    .filter(Boolean)
+    .join(", ");
+  const lines = [`${head}${extra ? ` (${extra})` : ""}`];
+  for (const r of summary.gate.reasons) lines.push(`  - ${r}`);
+  lines.push(`bundle: ${bundleDir}`);
+  return lines.join("\n");
+}

@@ -1,0 +1,215 @@
+/**
+ * The attempt lifecycle: fresh workspace → agent → capture diff → scorers → status.
+ * Evidence (logs, patch) goes straight into the attempt's folder of the bundle.
+ */
+import { chmod, copyFile, mkdir, rm, writeFile } from "node:fs/promises";
+import path from "node:path";
+import type { CaseSpec } from "../config/types.js";
+import { providerFor } from "../providers/index.js";
+import { buildEnv } from "../sandbox/env.js";
+import type { ProcessRunner } from "../sandbox/process.js";
+import { type Grading, grade } from "../scorers/grading.js";
+import { scorerFor } from "../scorers/index.js";
+import type { ScorerResult } from "../scorers/types.js";
+import { type CapturedDiff, captureDiff, materializeAttempt } from "../workspace/attempt.js";
+import type { PreparedBaseline } from "../workspace/baseline.js";
+import { decideStatus, type StageFacts } from "./status.js";
+import type { AgentRecord, AttemptResult } from "./types.js";
+
+export interface AttemptInput {
+  spec: CaseSpec;
+  attempt: number;
+  retry: number;
+  /** The prepared baseline, or why it could not be prepared. */
+  baseline: PreparedBaseline | { failure: "seed" | "setup"; message: string; setupLog?: string };
+  /** Private scratch folder of this attempt (workspace, HOME, TMPDIR, prompt). */
+  workDir: string;
+  /** The attempt's folder in the bundle. */
+  evidenceDir: string;
+  dirName: string;
+  runner: ProcessRunner;
+  keepWorkspace: boolean;
+}
+
+export const PROMPT_SEPARATOR = "\n\n";
+
+export function promptFor(spec: CaseSpec): string {
+  const setup = spec.test.workspace.setup.instructions;
+  return setup ? `${setup.trim()}${PROMPT_SEPARATOR}${spec.test.instruction}` : spec.test.instruction;
+}
+
+async function removeTree(dir: string): Promise<void> {
+  try {
+    await rm(dir, { recursive: true, force: true });
+  } catch {
+    // An agent may leave folders without write permission: make them writable, then retry.
+    const { execa } = await import("execa");
+    await execa("chmod", ["-R", "u+rwX", dir], { reject: false });
+    await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
+export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
+  const { spec, evidenceDir } = input;
+  const startedAt = new Date();
+  const t0 = performance.now();
+  const phases = { workspaceMs: 0, agentMs: 0, diffMs: 0, scorersMs: 0 };
+  await mkdir(evidenceDir, { recursive: true });
+  const facts: StageFacts = {};
+  const result = (): AttemptResult => {
+    const decision = decideStatus(facts);
+    const r: AttemptResult = {
+      caseKey: spec.key,
+      attempt: input.attempt,
+      retry: input.retry,
+      ...decision,
+      startedAt: startedAt.toISOString(),
+      finishedAt: new Date().toISOString(),
+      durationMs: Math.round(performance.now() - t0),
+      phases,
+      dirName: input.dirName,
+    };
+    if ("sha" in input.baseline) r.baselineSha = input.baseline.sha;
+    if (facts.agent) r.agent = facts.agent;
+    if (facts.grading) r.grading = facts.grading;
+    return r;
+  };
+
+  const b = input.baseline;
+  if ("failure" in b) {
+    if (b.setupLog) await copyFile(b.setupLog, path.join(evidenceDir, "setup.log")).catch(() => undefined);
+    if (b.failure === "setup") facts.setupError = b.message;
+    else facts.workspaceError = b.message;
+    return result();
+  }
+  if (b.setupLog) await copyFile(b.setupLog, path.join(evidenceDir, "setup.log"));
+
+  const ws = path.join(input.workDir, "ws");
+  const home = path.join(input.workDir, "home");
+  const tmp = path.join(input.workDir, "tmp");
+  let diff: CapturedDiff | undefined;
+  try {
+    const w0 = performance.now();
+    await removeTree(input.workDir);
+    await mkdir(home, { recursive: true });
+    await mkdir(tmp, { recursive: true });
+    try {
+      await materializeAttempt(b, ws);
+    } catch (error) {
+      facts.workspaceError = (error as Error).message;
+      return result();
+    }
+    phases.workspaceMs = Math.round(performance.now() - w0);
+
+    const prompt = promptFor(spec);
+    const promptFile = path.join(input.workDir, "prompt.md");
+    await writeFile(promptFile, prompt);
+    await writeFile(path.join(evidenceDir, "prompt.md"), prompt);
+    const agentLog = path.join(evidenceDir, "agent.log");
+    await writeFile(agentLog, "");
+    const target = spec.target;
+    const a0 = performance.now();
+    const outcome = await providerFor(target.provider).run({
+      target,
+      test: spec.test,
+      workspace: ws,
+      attemptDir: input.workDir,
+      prompt,
+      promptFile,
+      outputFile: path.join(input.workDir, "output.json"),
+      attempt: input.attempt,
+      evalDir: spec.evalDir,
+      timeoutMs: spec.timeouts.agentMs,
+      logFile: agentLog,
+      env: buildEnv({
+        passthrough: target.envPassthrough,
+        values: { ...target.env, EVALGATE_ATTEMPT: String(input.attempt), EVALGATE_TEST_ID: spec.test.id },
+        home,
+        tmp,
+      }),
+      runner: input.runner,
+    });
+    phases.agentMs = Math.round(performance.now() - a0);
+    const agent: AgentRecord = {
+      exitCode: outcome.exitCode,
+      signal: outcome.signal,
+      timedOut: outcome.timedOut,
+      durationMs: outcome.durationMs,
+    };
+    if (outcome.error) agent.error = outcome.error;
+    facts.agent = agent;
+    facts.agentTimeoutMs = spec.timeouts.agentMs;
+
+    const d0 = performance.now();
+    try {
+      await chmod(ws, 0o755).catch(() => undefined);
+      diff = await captureDiff(b, ws, path.join(input.workDir, "capture.index"));
+    } catch (error) {
+      facts.workspaceError = `cannot capture the agent's changes: ${(error as Error).message}`;
+      return result();
+    }
+    await writeFile(path.join(evidenceDir, "diff.patch"), diff.patch);
+    facts.diffEmpty = diff.files.length === 0;
+    phases.diffMs = Math.round(performance.now() - d0);
+
+    const s0 = performance.now();
+    // Scorers get a HOME and TMPDIR of their own: nothing the agent left there can steer them.
+    const scorerHome = path.join(input.workDir, "scorer-home");
+    const scorerTmp = path.join(input.workDir, "scorer-tmp");
+    await mkdir(scorerHome, { recursive: true });
+    await mkdir(scorerTmp, { recursive: true });
+    facts.grading = await scoreAttempt(spec, ws, diff, evidenceDir, input.runner, scorerHome, scorerTmp);
+    phases.scorersMs = Math.round(performance.now() - s0);
+    const r = result();
+    r.diff = {
+      files: diff.files,
+      additions: diff.additions,
+      deletions: diff.deletions,
+      bytes: diff.patch.length,
+    };
+    return r;
+  } finally {
+    if (!input.keepWorkspace) await removeTree(input.workDir);
+  }
+}
+
+async function scoreAttempt(
+  spec: CaseSpec,
+  ws: string,
+  diff: CapturedDiff,
+  evidenceDir: string,
+  runner: ProcessRunner,
+  home: string,
+  tmp: string,
+): Promise<Grading> {
+  const results: { result: ScorerResult; durationMs: number }[] = [];
+  const scorersDir = path.join(evidenceDir, "scorers");
+  await mkdir(scorersDir, { recursive: true });
+  for (const s of spec.test.scorers) {
+    const started = performance.now();
+    let result: ScorerResult;
+    const logFile = path.join(scorersDir, `${s.name}.log`);
+    try {
+      await writeFile(logFile, "");
+      result = await scorerFor(s.type).run({
+        spec: s,
+        test: spec.test,
+        workspace: ws,
+        diff,
+        logFile,
+        runner,
+        env: (passthrough) =>
+          buildEnv({
+            passthrough,
+            values: { EVALGATE_WORKSPACE: ws, EVALGATE_TEST_ID: spec.test.id },
+            home,
+            tmp,
+          }),
+      });
+    } catch (error) {
+      result = { state: "error", reason: `the scorer failed inside evalgate: ${(error as Error).message}` };
+    }
+    results.push({ result, durationMs: Math.round(performance.now() - started) });
+  }
+  return grade(spec.test.scorers, results, spec.test.threshold);
+}

@@ -1,0 +1,107 @@
+/**
+ * An attempt's status from what happened in its stages (SPEC §3). The first stage that went wrong
+ * decides; an agent that timed out or crashed is still scored, and the record keeps both.
+ */
+import type { Grading } from "../scorers/grading.js";
+import type { AgentRecord, AttemptStatus, FailureKind, FailureStage } from "./types.js";
+
+export interface StageFacts {
+  workspaceError?: string;
+  setupError?: string;
+  agent?: AgentRecord;
+  agentTimeoutMs?: number;
+  grading?: Grading;
+  diffEmpty?: boolean;
+  /** Protected files the agent changed (restored before scoring). */
+  tampered?: string[];
+}
+
+export interface StatusDecision {
+  status: AttemptStatus;
+  failureStage?: FailureStage;
+  failureKind?: FailureKind;
+  message?: string;
+}
+
+export function decideStatus(f: StageFacts): StatusDecision {
+  if (f.workspaceError) {
+    return {
+      status: "error",
+      failureStage: "workspace",
+      failureKind: "workspace_error",
+      message: f.workspaceError,
+    };
+  }
+  if (f.setupError)
+    return { status: "error", failureStage: "setup", failureKind: "setup_error", message: f.setupError };
+  const a = f.agent;
+  if (a?.timedOut) {
+    const secs = f.agentTimeoutMs ? `${Math.round(f.agentTimeoutMs / 1000)} s` : "its time limit";
+    return {
+      status: "timeout",
+      failureStage: "agent",
+      failureKind: "agent_timeout",
+      message: `the agent did not finish within ${secs}`,
+    };
+  }
+  if (a && (a.error || a.exitCode !== 0)) {
+    return {
+      status: "error",
+      failureStage: "agent",
+      failureKind: "agent_exit",
+      message:
+        a.error ??
+        `the agent exited with ${a.exitCode === null ? `signal ${a.signal}` : `status ${a.exitCode}`}`,
+    };
+  }
+  const g = f.grading;
+  if (!g)
+    return {
+      status: "error",
+      failureStage: "scorer",
+      failureKind: "scorer_error",
+      message: "the attempt was not graded",
+    };
+  if (g.errored.length > 0) {
+    const broken = g.scorers.filter((s) => s.result.state === "error");
+    const timedOut = broken.some((s) => s.result.state === "error" && s.result.timedOut);
+    const first = broken[0]!;
+    return {
+      status: "error",
+      failureStage: "scorer",
+      failureKind: timedOut ? "scorer_timeout" : "scorer_error",
+      message: `scorer ${first.name} could not run: ${first.result.reason}`,
+    };
+  }
+  if (f.tampered && f.tampered.length > 0) {
+    return {
+      status: "failed",
+      failureStage: "agent",
+      failureKind: "tampered",
+      message: `the agent changed protected file${f.tampered.length > 1 ? "s" : ""} ${f.tampered.slice(0, 3).join(", ")} (restored before scoring)`,
+    };
+  }
+  if (g.passed) return { status: "passed" };
+  const failing = g.scorers.filter((s) => s.result.state === "complete" && !s.result.passed);
+  const why = failing
+    .slice(0, 2)
+    .map((s) => `${s.name}: ${s.result.state === "complete" ? s.result.reason : ""}`)
+    .join("; ");
+  const scoreText = g.score === null ? "" : `score ${g.score.toFixed(2)} < ${g.threshold}`;
+  const required =
+    g.requiredFailed.length > 0 ? `required scorer ${g.requiredFailed.join(", ")} failed` : scoreText;
+  if (f.diffEmpty) {
+    return {
+      status: "failed",
+      failureStage: "agent",
+      failureKind: "empty_diff",
+      message: `the agent changed nothing; ${why || required}`,
+    };
+  }
+  return {
+    status: "failed",
+    failureStage: "scorer",
+    failureKind: "quality",
+    message: why ? `${why}` : required,
+  };
+}

@@ -1,0 +1,68 @@
+/** What the run stage produces: one record per attempt (and per retry of an attempt). */
+import type { CaseSpec } from "../config/types.js";
+import type { Grading } from "../scorers/grading.js";
+import type { ChangedFile } from "../workspace/attempt.js";
+
+export type AttemptStatus = "passed" | "failed" | "timeout" | "error";
+export type FailureStage = "workspace" | "setup" | "agent" | "scorer" | "budget";
+export type FailureKind =
+  | "quality"
+  | "empty_diff"
+  | "tampered"
+  | "agent_timeout"
+  | "agent_exit"
+  | "scorer_error"
+  | "scorer_timeout"
+  | "setup_error"
+  | "workspace_error"
+  | "budget_exceeded"
+  | "cancelled";
+
+export interface AgentRecord {
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  durationMs: number;
+  error?: string;
+}
+
+export interface DiffRecord {
+  files: ChangedFile[];
+  additions: number;
+  deletions: number;
+  bytes: number;
+}
+
+export interface AttemptResult {
+  caseKey: string;
+  /** 1-based attempt number. */
+  attempt: number;
+  /** 0 for the first try; 1.. for retries of an errored attempt. */
+  retry: number;
+  status: AttemptStatus;
+  failureStage?: FailureStage;
+  failureKind?: FailureKind;
+  /** One sentence for reviewers: why the attempt did not pass. */
+  message?: string;
+  startedAt: string;
+  finishedAt: string;
+  durationMs: number;
+  phases: { workspaceMs: number; agentMs: number; diffMs: number; scorersMs: number };
+  baselineSha?: string;
+  agent?: AgentRecord;
+  diff?: DiffRecord;
+  grading?: Grading;
+  /** The attempt's folder inside the case's result directory (`run-1`, `run-2-retry-1`). */
+  dirName: string;
+}
+
+/** All tries of one case. */
+export interface CaseRun {
+  spec: CaseSpec;
+  /** Every try, retries included, in the order they finished. */
+  tries: AttemptResult[];
+}
+
+export function attemptDirName(attempt: number, retry: number): string {
+  return retry === 0 ? `run-${attempt}` : `run-${attempt}-retry-${retry}`;
+}

@@ -1,0 +1,230 @@
+/**
+ * Child processes for agents, setup and scorers: a clean environment, their own process group, a
+ * timeout that kills the whole tree, and output that is logged with a size cap.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { execa } from "execa";
+import type { Command } from "../config/types.js";
+import { CappedLog } from "./log.js";
+
+export interface ProcessSpec {
+  command: Command;
+  cwd: string;
+  /** The complete environment: nothing is inherited. */
+  env: Record<string, string>;
+  timeoutMs: number;
+  /** Where stdout and stderr go, interleaved and capped. */
+  logFile?: string;
+  logCapBytes?: number;
+  /** Keep stdout in memory (capped) for parsing, e.g. a script scorer's score line. */
+  captureStdout?: boolean;
+  /** Text given on stdin; stdin is closed otherwise. */
+  input?: string;
+  /** Time between SIGTERM and SIGKILL once the timeout fires. */
+  killGraceMs?: number;
+}
+
+export interface ProcessOutcome {
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  durationMs: number;
+  /** Set when the program could not be started at all (ENOENT, EACCES). */
+  spawnError?: string;
+  /** stdout, when captureStdout was set (capped at 8 MiB). */
+  stdout: string;
+  /** The last lines of the combined output, for messages. */
+  tail: string;
+  /** Bytes of output that were not kept in the log. */
+  droppedBytes: number;
+}
+
+export interface ProcessRunner {
+  run(spec: ProcessSpec): Promise<ProcessOutcome>;
+}
+
+const STDOUT_CAP = 8 * 1024 * 1024;
+export const DEFAULT_LOG_CAP = 5 * 1024 * 1024;
+
+/** Process groups still alive, killed if evalgate itself is interrupted. */
+const liveGroups = new Set<number>();
+let exitHookInstalled = false;
+
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  const killAll = () => {
+    for (const pgid of liveGroups) killTree(pgid, "SIGKILL");
+  };
+  process.on("exit", killAll);
+  for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+    process.once(sig, () => {
+      killAll();
+      process.kill(process.pid, sig);
+    });
+  }
+}
+
+/** Pids of every descendant of `pid` (Linux /proc; empty elsewhere). */
+export function descendants(pid: number): number[] {
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return [];
+  }
+  const children = new Map<number, number[]>();
+  for (const e of entries) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      const stat = readFileSync(`/proc/${e}/stat`, "utf8");
+      // The command name is in parentheses and may itself hold spaces or parentheses.
+      const after = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      const ppid = Number(after[1]);
+      const list = children.get(ppid) ?? [];
+      list.push(Number(e));
+      children.set(ppid, list);
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  const out: number[] = [];
+  const queue = [pid];
+  while (queue.length > 0) {
+    const p = queue.shift()!;
+    for (const c of children.get(p) ?? []) {
+      out.push(c);
+      queue.push(c);
+    }
+  }
+  return out;
+}
+
+/**
+ * Kills the process group led by `pgid`, and every descendant that left the group (setsid, a
+ * new process group) as long as it is still a descendant.
+ */
+export function killTree(pgid: number, signal: NodeJS.Signals): void {
+  const strays = descendants(pgid);
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // the group is gone
+  }
+  for (const pid of strays) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/** Pids of processes still in group `pgid` (Linux /proc). */
+export function groupMembers(pgid: number): number[] {
+  const out: number[] = [];
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return out;
+  }
+  for (const e of entries) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      const stat = readFileSync(`/proc/${e}/stat`, "utf8");
+      const after = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      // after: state ppid pgrp ...
+      if (after[0] !== "Z" && Number(after[2]) === pgid) out.push(Number(e));
+    } catch {
+      // gone
+    }
+  }
+  return out;
+}
+
+function argvOf(command: Command): [string, string[]] {
+  if ("shell" in command) return ["/bin/sh", ["-c", command.shell]];
+  const [file, ...args] = command.argv;
+  return [file!, args];
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** The real runner: child processes in their own process group. */
+export class ChildProcessRunner implements ProcessRunner {
+  async run(spec: ProcessSpec): Promise<ProcessOutcome> {
+    installExitHook();
+    const [file, args] = argvOf(spec.command);
+    const log = new CappedLog(spec.logFile, spec.logCapBytes ?? DEFAULT_LOG_CAP);
+    const started = performance.now();
+    let stdout = "";
+    let stdoutBytes = 0;
+
+    const child = execa(file, args, {
+      cwd: spec.cwd,
+      env: spec.env,
+      extendEnv: false,
+      detached: true,
+      reject: false,
+      buffer: false,
+      stripFinalNewline: false,
+      input: spec.input,
+      stdin: spec.input === undefined ? "ignore" : "pipe",
+      stdout: "pipe",
+      stderr: "pipe",
+      cleanup: false,
+      windowsHide: true,
+    });
+    const pgid = child.pid;
+    if (pgid !== undefined) liveGroups.add(pgid);
+
+    child.stdout?.on("data", (chunk: Buffer) => {
+      log.write(chunk);
+      if (spec.captureStdout && stdoutBytes < STDOUT_CAP) {
+        stdoutBytes += chunk.length;
+        stdout += chunk.toString("utf8");
+      }
+    });
+    child.stderr?.on("data", (chunk: Buffer) => log.write(chunk));
+
+    let timedOut = false;
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    const timer = setTimeout(async () => {
+      if (pgid === undefined) return;
+      timedOut = true;
+      killTree(pgid, "SIGTERM");
+      await Promise.race([exited, sleep(spec.killGraceMs ?? 2000)]);
+      killTree(pgid, "SIGKILL");
+    }, spec.timeoutMs);
+
+    // The leader's exit ends the attempt: anything it left running in its group is killed, so a
+    // background child holding the output pipes cannot keep the attempt (or the runner) alive.
+    await Promise.race([exited, child.catch(() => undefined)]);
+    clearTimeout(timer);
+    if (pgid !== undefined) {
+      killTree(pgid, "SIGKILL");
+      liveGroups.delete(pgid);
+    }
+    const result = await child;
+    await log.close();
+
+    const durationMs = Math.round(performance.now() - started);
+    const outcome: ProcessOutcome = {
+      exitCode: typeof result.exitCode === "number" ? result.exitCode : null,
+      signal: result.signal ?? null,
+      timedOut,
+      durationMs,
+      stdout,
+      tail: log.tail(),
+      droppedBytes: log.droppedBytes,
+    };
+    const code = (result as { code?: string }).code;
+    if (result.failed && (code === "ENOENT" || code === "EACCES" || code === "ENOTDIR") && !timedOut) {
+      outcome.spawnError =
+        code === "ENOENT" ? `${file}: not found (cwd ${spec.cwd})` : `${file}: cannot be executed (${code})`;
+      outcome.exitCode = null;
+    }
+    return outcome;
+  }
+}

@@ -1,0 +1,25 @@
+/** The contract between the attempt lifecycle and a scorer. */
+import type { ScorerSpec, TestSpec } from "../config/types.js";
+import type { ProcessRunner } from "../sandbox/process.js";
+import type { CapturedDiff } from "../workspace/attempt.js";
+
+export interface ScorerContext {
+  spec: ScorerSpec;
+  test: TestSpec;
+  workspace: string;
+  diff: CapturedDiff;
+  /** Where the scorer's own output goes (scorers/<name>.log). */
+  logFile: string;
+  runner: ProcessRunner;
+  /** Environment for scorer processes, given the scorer's own passthrough list. */
+  env(passthrough: readonly string[]): Record<string, string>;
+}
+
+/** A scorer either completed, with a score, or could not run: an error is never a 0 score. */
+export type ScorerResult =
+  | { state: "complete"; score: number; passed: boolean; reason: string; details?: Record<string, unknown> }
+  | { state: "error"; reason: string; timedOut?: boolean; details?: Record<string, unknown> };
+
+export interface Scorer {
+  run(ctx: ScorerContext): Promise<ScorerResult>;
+}

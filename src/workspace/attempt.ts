@@ -1,0 +1,133 @@
+/**
+ * One attempt's workspace: a fresh copy of the prepared baseline, and the capture of what the
+ * agent changed as a patch that `git apply` accepts on the baseline.
+ */
+import { copyFile, mkdir } from "node:fs/promises";
+import path from "node:path";
+import { execa } from "execa";
+import type { PreparedBaseline } from "./baseline.js";
+import { git, gitBuffer } from "./git.js";
+
+/** Copies the prepared tree (with its .git and the files setup left untracked) to `dest`. */
+export async function materializeAttempt(baseline: PreparedBaseline, dest: string): Promise<void> {
+  await mkdir(path.dirname(dest), { recursive: true });
+  const result = await execa("cp", ["-a", "--reflink=auto", baseline.dir, dest], { reject: false });
+  if (result.exitCode !== 0) {
+    throw new Error(`cannot copy the baseline to ${dest}: ${String(result.stderr).trim()}`);
+  }
+}
+
+export type ChangeStatus = "added" | "modified" | "deleted" | "renamed" | "copied" | "type_changed";
+
+export interface ChangedFile {
+  path: string;
+  oldPath?: string;
+  status: ChangeStatus;
+  additions: number;
+  deletions: number;
+  binary: boolean;
+  /** Set when the file mode changed (e.g. "100644 → 100755"). */
+  modeChange?: string;
+}
+
+export interface CapturedDiff {
+  patch: Buffer;
+  files: ChangedFile[];
+  additions: number;
+  deletions: number;
+}
+
+const STATUS: Record<string, ChangeStatus> = {
+  A: "added",
+  M: "modified",
+  D: "deleted",
+  R: "renamed",
+  C: "copied",
+  T: "type_changed",
+};
+
+/**
+ * Captures the workspace's changes against the baseline commit. The capture uses the baseline's
+ * own object store and a private index, so an agent that rewrote or deleted the workspace's .git
+ * cannot hide or forge changes.
+ */
+export async function captureDiff(
+  baseline: PreparedBaseline,
+  workTree: string,
+  indexFile: string,
+): Promise<CapturedDiff> {
+  await copyFile(path.join(baseline.dir, ".git", "index"), indexFile);
+  const env = {
+    GIT_DIR: path.join(baseline.dir, ".git"),
+    GIT_WORK_TREE: workTree,
+    GIT_INDEX_FILE: indexFile,
+  };
+  const opts = { cwd: workTree, env };
+  await git(["add", "-A", "--", "."], opts);
+  const range = ["--cached", "-M", baseline.sha];
+  const patch = await gitBuffer(
+    ["diff", ...range, "--binary", "--full-index", "--no-ext-diff", "--no-textconv", "--no-color"],
+    opts,
+  );
+  const raw = await git(["diff", ...range, "--raw", "-z", "--no-abbrev"], opts);
+  const numstat = await git(["diff", ...range, "--numstat", "-z"], opts);
+  const files = parseRaw(raw);
+  applyNumstat(files, numstat);
+  return {
+    patch,
+    files,
+    additions: files.reduce((a, f) => a + f.additions, 0),
+    deletions: files.reduce((a, f) => a + f.deletions, 0),
+  };
+}
+
+/** `git diff --raw -z`: ":old new oldsha newsha STATUS\0path\0[newpath\0]". */
+function parseRaw(raw: string): ChangedFile[] {
+  const parts = raw.split("\0");
+  const out: ChangedFile[] = [];
+  for (let i = 0; i < parts.length; i++) {
+    const head = parts[i]!;
+    if (!head.startsWith(":")) continue;
+    const [oldMode, newMode, , , status] = head.slice(1).split(" ");
+    const letter = (status ?? "M")[0]!;
+    const file: ChangedFile = {
+      path: parts[++i]!,
+      status: STATUS[letter] ?? "modified",
+      additions: 0,
+      deletions: 0,
+      binary: false,
+    };
+    if (letter === "R" || letter === "C") {
+      file.oldPath = file.path;
+      file.path = parts[++i]!;
+    }
+    if (oldMode !== newMode && oldMode !== "000000" && newMode !== "000000") {
+      file.modeChange = `${oldMode} → ${newMode}`;
+    }
+    out.push(file);
+  }
+  return out;
+}
+
+/** `git diff --numstat -z`: "add\tdel\tpath\0" or "add\tdel\t\0old\0new\0" for renames. */
+function applyNumstat(files: ChangedFile[], numstat: string): void {
+  const parts = numstat.split("\0");
+  const byPath = new Map(files.map((f) => [f.path, f]));
+  for (let i = 0; i < parts.length; i++) {
+    const entry = parts[i]!;
+    if (!entry) continue;
+    const [add, del, name] = entry.split("\t");
+    let target = name ?? "";
+    if (target === "") {
+      i += 2;
+      target = parts[i] ?? "";
+    }
+    const f = byPath.get(target);
+    if (!f) continue;
+    if (add === "-" || del === "-") f.binary = true;
+    else {
+      f.additions = Number(add);
+      f.deletions = Number(del);
+    }
+  }
+}

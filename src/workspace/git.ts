@@ -1,0 +1,116 @@
+/**
+ * evalgate's own git commands (seeding, baseline commits, diff capture). They run with a fixed
+ * identity and without the user's or system git configuration, so results do not depend on the
+ * machine.
+ */
+import { execa } from "execa";
+
+export class GitError extends Error {
+  constructor(
+    readonly args: readonly string[],
+    readonly stderr: string,
+    readonly exitCode: number | undefined,
+  ) {
+    super(
+      `git ${args.filter((a) => !a.startsWith("-c")).join(" ")} failed: ${firstLines(stderr) || `exit ${exitCode}`}`,
+    );
+    this.name = "GitError";
+  }
+}
+
+function firstLines(text: string): string {
+  return text
+    .split("\n")
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .slice(0, 3)
+    .join(" / ");
+}
+
+export interface GitOptions {
+  cwd?: string;
+  env?: Record<string, string>;
+  input?: string | Buffer;
+  /** Return stdout as a Buffer (binary patches). */
+  binary?: boolean;
+  timeoutMs?: number;
+}
+
+export function gitEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: process.env.HOME ?? "/tmp",
+    LANG: "C",
+    LC_ALL: "C",
+    TZ: "UTC",
+    GIT_CONFIG_NOSYSTEM: "1",
+    GIT_CONFIG_GLOBAL: "/dev/null",
+    GIT_TERMINAL_PROMPT: "0",
+    GIT_AUTHOR_NAME: "evalgate",
+    GIT_AUTHOR_EMAIL: "evalgate@localhost",
+    GIT_COMMITTER_NAME: "evalgate",
+    GIT_COMMITTER_EMAIL: "evalgate@localhost",
+    GIT_AUTHOR_DATE: "2000-01-01T00:00:00Z",
+    GIT_COMMITTER_DATE: "2000-01-01T00:00:00Z",
+    ...extra,
+  };
+}
+
+/** Settings that keep git from running anything of the repository's or changing output shape. */
+const SAFE_CONFIG = [
+  "-c",
+  "core.hooksPath=/dev/null",
+  "-c",
+  "core.quotePath=false",
+  "-c",
+  "core.autocrlf=false",
+  "-c",
+  "core.fileMode=true",
+  "-c",
+  "core.symlinks=true",
+  "-c",
+  "diff.noprefix=false",
+  "-c",
+  "diff.renames=true",
+  "-c",
+  "commit.gpgSign=false",
+  "-c",
+  "tag.gpgSign=false",
+  "-c",
+  "protocol.file.allow=always",
+  "-c",
+  "init.defaultBranch=main",
+  "-c",
+  "advice.detachedHead=false",
+];
+
+export async function git(args: readonly string[], opts: GitOptions = {}): Promise<string> {
+  const out = await gitRaw(args, opts);
+  return typeof out === "string" ? out : out.toString("utf8");
+}
+
+export async function gitBuffer(args: readonly string[], opts: GitOptions = {}): Promise<Buffer> {
+  const out = await gitRaw(args, { ...opts, binary: true });
+  return typeof out === "string" ? Buffer.from(out) : out;
+}
+
+async function gitRaw(args: readonly string[], opts: GitOptions): Promise<string | Buffer> {
+  const full = [...SAFE_CONFIG, ...args];
+  const result = await execa("git", full, {
+    cwd: opts.cwd,
+    env: gitEnv(opts.env),
+    extendEnv: false,
+    reject: false,
+    input: opts.input,
+    encoding: opts.binary ? "buffer" : "utf8",
+    stripFinalNewline: false,
+    timeout: opts.timeoutMs,
+    maxBuffer: 1024 * 1024 * 1024,
+  });
+  if (result.exitCode !== 0 || result.failed) {
+    const stderr =
+      typeof result.stderr === "string" ? result.stderr : Buffer.from(result.stderr ?? "").toString("utf8");
+    throw new GitError(args, stderr || result.message || "", result.exitCode);
+  }
+  return result.stdout as string | Buffer;
+}

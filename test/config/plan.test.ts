@@ -1,0 +1,267 @@
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { ConfigError, type ConfigProblem, UsageError } from "../../src/config/errors.js";
+import { loadPlan } from "../../src/config/plan.js";
+import { tempDir, writeFiles } from "../helpers.js";
+
+const PROJECT = { "project/a.txt": "hello\n" };
+
+const GOOD = `name: shop
+targets:
+  - { name: ref, provider: reference }
+  - { name: none, provider: noop }
+workspace:
+  seed: { path: project }
+tests:
+  - id: one
+    instruction: do it
+    reference: fix.patch
+    scorers:
+      - { name: unit, type: command, run: "true", weight: 0.6 }
+      - { name: shape, type: diff, max_files: 3, weight: 0.4 }
+`;
+
+async function problemsOf(files: Record<string, string>, paths = ["."]): Promise<ConfigProblem[]> {
+  const dir = tempDir();
+  writeFiles(dir, { ...PROJECT, "fix.patch": "", ...files });
+  try {
+    await loadPlan({ cwd: dir, paths });
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+describe("loadPlan", () => {
+  it("resolves a valid eval file into cases with defaults and absolute paths", async () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      ...PROJECT,
+      "fix.patch": "",
+      "evals/shop.eval.yaml": GOOD.replace("path: project", "path: ../project").replace(
+        "fix.patch",
+        "../fix.patch",
+      ),
+    });
+    const plan = await loadPlan({ cwd: dir, paths: ["evals"] });
+    expect(plan.cases.map((c) => `${c.identity.evalPath}|${c.identity.testId}|${c.identity.target}`)).toEqual(
+      ["evals/shop.eval.yaml|one|ref", "evals/shop.eval.yaml|one|none"],
+    );
+    const c = plan.cases[0]!;
+    expect(c.test.workspace.seed).toEqual({ kind: "path", path: path.join(dir, "project") });
+    expect(c.test.reference).toBe(path.join(dir, "fix.patch"));
+    expect(c.test.scorers.map((s) => [s.name, s.weight])).toEqual([
+      ["unit", 0.6],
+      ["shape", 0.4],
+    ]);
+    expect(c.repeat).toBe(1);
+    expect(c.gate).toEqual({ policy: "all_attempts_successful" });
+    expect(c.timeouts.agentMs).toBe(20 * 60_000);
+  });
+
+  it("reports malformed YAML with its line", async () => {
+    const problems = await problemsOf({ "x.eval.yaml": "name: a\ntests:\n  - id: [unclosed\n" });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatchObject({
+      file: "x.eval.yaml",
+      message: expect.stringContaining("malformed YAML"),
+    });
+    expect(problems[0]!.line).toBeGreaterThanOrEqual(3);
+  });
+
+  it("names an unknown key with its line and a did-you-mean hint", async () => {
+    const problems = await problemsOf({
+      "x.eval.yaml": GOOD.replace(
+        "    instruction: do it",
+        "    instruction: do it\n    refrence: fix.patch",
+      ),
+    });
+    expect(problems).toEqual([
+      expect.objectContaining({
+        file: "x.eval.yaml",
+        line: 10,
+        key: "tests[0].refrence",
+        message: 'unknown key "refrence"',
+        hint: 'did you mean "reference"?',
+      }),
+    ]);
+  });
+
+  it("reports a wrong type at the key", async () => {
+    const problems = await problemsOf({ "x.eval.yaml": `${GOOD}repeat: three\n` });
+    expect(problems).toEqual([
+      expect.objectContaining({
+        key: "repeat",
+        line: 14,
+        message: expect.stringContaining('expected a number, got the text "three"'),
+      }),
+    ]);
+  });
+
+  it("reports an unknown scorer type with the supported ones", async () => {
+    const problems = await problemsOf({
+      "x.eval.yaml": GOOD.replace("type: diff, max_files: 3", "type: dif"),
+    });
+    expect(problems[0]).toMatchObject({
+      key: "tests[0].scorers[1].type",
+      hint: expect.stringContaining('did you mean "diff"?'),
+    });
+  });
+
+  it("reports missing files: instruction file, reference patch, seed folder, include", async () => {
+    const problems = await problemsOf({
+      "x.eval.yaml": GOOD.replace("instruction: do it", "instruction_file: task.md")
+        .replace("reference: fix.patch", "reference: nope.patch")
+        .replace("path: project", "path: missing")
+        .concat("  - include: cases/*.yaml\n"),
+    });
+    const messages = problems.map((p) => `${p.key}: ${p.message}`);
+    expect(messages).toEqual(
+      expect.arrayContaining([
+        "tests[0].instruction_file: instruction file task.md does not exist",
+        "tests[0].reference: reference patch nope.patch does not exist",
+        "workspace.seed.path: seed folder missing does not exist",
+        'tests[1].include: include "cases/*.yaml" matched no files',
+      ]),
+    );
+  });
+
+  it("reports duplicate test ids across the file and its raw cases", async () => {
+    const problems = await problemsOf({
+      "x.eval.yaml": `${GOOD}  - include: more.yaml\n`,
+      "more.yaml":
+        "- id: one\n  targets: [none]\n  instruction: again\n  scorers: [{ type: command, run: 'true' }]\n",
+    });
+    expect(problems).toEqual([
+      expect.objectContaining({
+        file: "more.yaml",
+        line: 1,
+        message: expect.stringMatching(/duplicate test id "one" \(first defined at x\.eval\.yaml:8\)/),
+      }),
+    ]);
+  });
+
+  it("reports an include cycle", async () => {
+    const suite = (other: string) =>
+      `targets: [{ name: n, provider: noop }]\nworkspace: { seed: { empty: true } }\ntests:\n  - { include: ${other}, type: suite }\n`;
+    const problems = await problemsOf(
+      { "a.eval.yaml": suite("b.eval.yaml"), "b.eval.yaml": suite("a.eval.yaml") },
+      ["a.eval.yaml"],
+    );
+    expect(problems.map((p) => p.message)).toContainEqual(
+      expect.stringContaining("include cycle: a.eval.yaml → b.eval.yaml → a.eval.yaml"),
+    );
+  });
+
+  it("reports weights that do not sum to 1.0, and a partial set of weights", async () => {
+    const bad = await problemsOf({ "x.eval.yaml": GOOD.replace("weight: 0.4", "weight: 0.3") });
+    expect(bad[0]!.message).toBe('the weights of test "one" sum to 0.9, not 1.0');
+    const partial = await problemsOf({ "x.eval.yaml": GOOD.replace(", weight: 0.4", "") });
+    expect(partial[0]!.message).toContain("some scorers of this test have a weight");
+  });
+
+  it("reports every problem of every file at once", async () => {
+    const problems = await problemsOf({
+      "a.eval.yaml": GOOD.replace("name: shop", "nmae: shop"),
+      "b.eval.yaml": GOOD.replace("repeat", "x").concat("concurrency: 0\n"),
+      "c.eval.yaml": "tests: [\n",
+    });
+    expect(new Set(problems.map((p) => p.file))).toEqual(
+      new Set(["a.eval.yaml", "b.eval.yaml", "c.eval.yaml"]),
+    );
+  });
+
+  it("rejects the runner's secrets in env_passthrough", async () => {
+    const problems = await problemsOf({
+      "x.eval.yaml": GOOD.replace(
+        "{ name: none, provider: noop }",
+        "{ name: none, provider: noop, env_passthrough: [GITHUB_TOKEN, ACTIONS_RUNTIME_TOKEN, MY_KEY] }",
+      ),
+    });
+    expect(problems.map((p) => p.key)).toEqual([
+      "targets[1].env_passthrough[0]",
+      "targets[1].env_passthrough[1]",
+    ]);
+  });
+
+  it("rejects an agent command that does not exist, and unknown placeholders", async () => {
+    const problems = await problemsOf({
+      "x.eval.yaml": GOOD.replace(
+        "{ name: none, provider: noop }",
+        '{ name: me, provider: command, command: ["./agent.sh", "{PROMT}"] }',
+      ).replace("  - { name: ref, provider: reference }\n", ""),
+    });
+    expect(problems.map((p) => p.message)).toEqual([
+      "unknown placeholder {PROMT}",
+      expect.stringMatching(/the agent command of target "me" cannot run: .*agent\.sh does not exist/),
+    ]);
+    expect(problems[0]!.hint).toBe("did you mean {PROMPT}?");
+  });
+
+  it("checks gate policy and threshold together", async () => {
+    const a = await problemsOf({ "x.eval.yaml": `${GOOD}gate: { policy: attempt_success_rate_at_least }\n` });
+    expect(a[0]!.message).toContain("needs a threshold");
+    const b = await problemsOf({ "x.eval.yaml": `${GOOD}gate: { threshold: 0.5 }\n` });
+    expect(b[0]!.message).toContain("takes no threshold");
+    const c = await problemsOf({
+      "x.eval.yaml": `${GOOD}gate: { policy: attempt_success_rate_at_least, threshold: 1.5 }\n`,
+    });
+    expect(c[0]!.key).toBe("gate.threshold");
+  });
+
+  it("runs a suite through the wrapper that includes it, keeping the suite's own targets", async () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      ...PROJECT,
+      "fix.patch": "",
+      "core/core.eval.yaml": GOOD,
+      "core/project/a.txt": "x",
+      "core/fix.patch": "",
+      "wrap.eval.yaml": "repeat: 3\ntests:\n  - { include: core/core.eval.yaml, type: suite }\n",
+    });
+    const plan = await loadPlan({ cwd: dir, paths: ["."] });
+    expect(plan.cases.map((c) => [c.identity.evalPath, c.identity.target, c.repeat, c.rootEvalPath])).toEqual(
+      [
+        ["core/core.eval.yaml", "ref", 3, "wrap.eval.yaml"],
+        ["core/core.eval.yaml", "none", 3, "wrap.eval.yaml"],
+      ],
+    );
+    expect(plan.notes[0]).toContain("core/core.eval.yaml runs as a suite");
+  });
+
+  it("filters by --target, --test and --tag, and rejects an unknown target", async () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      ...PROJECT,
+      "fix.patch": "",
+      "x.eval.yaml": GOOD.replace("reference: fix.patch", "reference: fix.patch\n    tags: [smoke]"),
+    });
+    const byTarget = await loadPlan({ cwd: dir, paths: ["."], targets: ["none"] });
+    expect(byTarget.cases.map((c) => c.identity.target)).toEqual(["none"]);
+    const byTest = await loadPlan({ cwd: dir, paths: ["."], tests: ["shop/o*"] });
+    expect(byTest.cases).toHaveLength(2);
+    const byTag = await loadPlan({ cwd: dir, paths: ["."], tags: ["smoke"] });
+    expect(byTag.cases).toHaveLength(2);
+    await expect(loadPlan({ cwd: dir, paths: ["."], tags: ["nightly"] })).rejects.toBeInstanceOf(UsageError);
+    await expect(loadPlan({ cwd: dir, paths: ["."], targets: ["nope"] })).rejects.toThrow(
+      /--target nope: no such target \(targets: ref, none\)/,
+    );
+  });
+
+  it("discovers eval files under folders, skipping node_modules and .git", async () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      ...PROJECT,
+      "fix.patch": "",
+      "a/x.eval.yml": GOOD.replace("path: project", "path: ../project").replace("fix.patch", "../fix.patch"),
+      "node_modules/pkg/y.eval.yaml": "broken: [",
+      ".git/z.eval.yaml": "broken: [",
+    });
+    const plan = await loadPlan({ cwd: dir, paths: [] });
+    expect(plan.roots.map((r) => r.evalPath)).toEqual(["a/x.eval.yml"]);
+    await expect(loadPlan({ cwd: dir, paths: ["nowhere"] })).rejects.toThrow(
+      /nowhere: no such file, folder or matching glob/,
+    );
+  });
+});

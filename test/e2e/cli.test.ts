@@ -1,0 +1,295 @@
+import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { gitRepo, ROOT, readJson, readJsonl, runCli, sh, tempDir, writeFiles } from "../helpers.js";
+
+interface Row {
+  test_id: string;
+  target: string;
+  verdict: string;
+  classification: string;
+  result_dir: string;
+  summary_path: string;
+  runs: {
+    status: string;
+    failure_kind: string | null;
+    dir: string;
+    result_path: string;
+    grading_path: string | null;
+    diff_path: string | null;
+  }[];
+}
+
+/** Running processes whose command line contains `needle` (zombies excluded). */
+function running(needle: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      if (stat.slice(stat.lastIndexOf(")") + 2)[0] === "Z") continue;
+      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").replaceAll("\0", " ").includes(needle))
+        found.push(Number(entry));
+    } catch {
+      // gone
+    }
+  }
+  return found;
+}
+
+describe("evalgate run on the quickstart example", () => {
+  const out = path.join(tempDir(), "bundle");
+  const result = runCli(["run", "examples/quickstart", "--out", out], ROOT);
+
+  it("exits 0 and prints passing and failing cases and the bundle path", () => {
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/✓ pass\s+quickstart\/empty-cart-total\s+reference/);
+    expect(result.stdout).toMatch(/✗ fail\s+quickstart\/discount-percent\s+scripted-agent/);
+    expect(result.stdout).toContain("✓ gate passed: 5 of 9 cases passed");
+    expect(result.stdout).toContain(`bundle: ${out}`);
+  });
+
+  it("writes an index whose rows point to files that exist", () => {
+    const rows = readJsonl<Row>(path.join(out, "index.jsonl"));
+    expect(rows).toHaveLength(9);
+    for (const row of rows) {
+      expect(existsSync(path.join(out, row.summary_path))).toBe(true);
+      for (const run of row.runs) {
+        for (const p of [run.result_path, run.grading_path, run.diff_path]) {
+          expect(p).not.toBeNull();
+          expect(existsSync(path.join(out, p!)), p!).toBe(true);
+        }
+        for (const f of ["agent.log", "prompt.md", "scorers/unit.log"])
+          expect(existsSync(path.join(out, run.dir, f))).toBe(true);
+      }
+    }
+    const summary = readJson<{
+      schema: string;
+      gate: { verdict: string };
+      counts: { cases: number; passed: number };
+    }>(path.join(out, "summary.json"));
+    expect(summary.schema).toBe("evalgate.summary/v1");
+    expect(summary.gate.verdict).toBe("pass");
+    expect(summary.counts).toMatchObject({ cases: 9, passed: 5 });
+  });
+
+  it("gives verdicts that match what each agent did", () => {
+    const rows = readJsonl<Row>(path.join(out, "index.jsonl"));
+    const verdict = Object.fromEntries(rows.map((r) => [`${r.test_id}/${r.target}`, r.verdict]));
+    expect(verdict).toEqual({
+      "empty-cart-total/reference": "pass",
+      "empty-cart-total/scripted-agent": "pass",
+      "empty-cart-total/noop": "fail",
+      "discount-percent/reference": "pass",
+      "discount-percent/scripted-agent": "fail",
+      "discount-percent/noop": "fail",
+      "price-format/reference": "pass",
+      "price-format/scripted-agent": "pass",
+      "price-format/noop": "fail",
+    });
+    for (const r of rows.filter((x) => x.target === "noop"))
+      expect(r.runs[0]!.failure_kind).toBe("empty_diff");
+    const wrongFix = rows.find((r) => r.test_id === "discount-percent" && r.target === "scripted-agent")!;
+    expect(wrongFix.runs[0]!.failure_kind).toBe("quality");
+    const attempt = readJson<{ message: string; diff: { files: { path: string }[] } }>(
+      path.join(out, wrongFix.runs[0]!.result_path),
+    );
+    expect(attempt.message).toContain("not ok 1 - a 10% discount takes a tenth off");
+    expect(attempt.diff.files.map((f) => f.path)).toEqual(["src/cart.js"]);
+  });
+
+  it("writes patches that apply to the baseline", () => {
+    const base = path.join(tempDir(), "base");
+    cpSync(path.join(ROOT, "examples/quickstart/project"), base, { recursive: true });
+    sh("git init -q && git add -A && git commit -qm base", base);
+    const rows = readJsonl<Row>(path.join(out, "index.jsonl"));
+    let nonEmpty = 0;
+    for (const row of rows) {
+      const patch = path.join(out, row.runs[0]!.diff_path!);
+      if (readFileSync(patch).length === 0) continue;
+      nonEmpty++;
+      sh(`git apply --check ${patch}`, base);
+    }
+    expect(nonEmpty).toBe(6);
+  });
+
+  it("fails the gate, exit 1, when only the noop target runs", () => {
+    const r = runCli(
+      ["run", "examples/quickstart", "--target", "noop", "--out", path.join(tempDir(), "b")],
+      ROOT,
+    );
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain("✗ gate failed: 0 of 3 cases passed");
+    expect(r.stdout).toContain(
+      "quickstart: 0 of 3 cases passed (0 %); the gate needs at least 50 % (gate.min_case_pass_rate)",
+    );
+  });
+});
+
+describe("evalgate run with a hung agent", () => {
+  it("ends the attempt as a timeout within seconds and leaves no process behind", () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      "hang.eval.yaml": `targets:
+  - { name: hang, provider: command, command: "sleep 1237 & sleep 1237", timeout: 2s }
+workspace: { seed: { empty: true } }
+tests:
+  - id: hangs
+    instruction: wait forever
+    scorers: [{ type: command, run: "true" }]
+`,
+    });
+    const started = Date.now();
+    const r = runCli(["run", "--out", "b"], dir);
+    const elapsed = Date.now() - started;
+    expect(r.code).toBe(1);
+    expect(elapsed).toBeLessThan(15_000);
+    const row = readJsonl<Row>(path.join(dir, "b/index.jsonl"))[0]!;
+    expect(row.runs[0]).toMatchObject({ status: "timeout", failure_kind: "agent_timeout" });
+    expect(row.verdict).toBe("error");
+    expect(row.classification).toBe("timeout");
+    expect(running("sleep 1237")).toEqual([]);
+  });
+});
+
+describe("bad input gives one clear message and exit 2, never a stack trace", () => {
+  const base = (extra = "") => `targets:
+  - { name: agent, provider: command, command: ["./agent.sh"] }
+workspace: { seed: { path: app } }
+tests:
+  - id: t1
+    instruction: fix it
+    scorers: [{ type: command, run: "true" }]
+${extra}`;
+
+  function check(files: Record<string, string>, expected: RegExp, args: string[] = ["run"]) {
+    const dir = tempDir();
+    writeFiles(dir, { "app/x.txt": "x\n", "agent.sh": "#!/bin/sh\ntrue\n", ...files });
+    sh("chmod +x agent.sh", dir);
+    const r = runCli(args, dir);
+    expect(r.stderr).toMatch(expected);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(r.code).toBe(2);
+    return r;
+  }
+
+  it.each([
+    ["malformed YAML", { "x.eval.yaml": "tests: [\n  - id: a\n" }, /x\.eval\.yaml:\d+: malformed YAML/],
+    [
+      "an unknown key",
+      { "x.eval.yaml": base().replace("instruction:", "instrucion:") },
+      /x\.eval\.yaml:6: tests\[0\]\.instrucion: unknown key "instrucion"\n\s+hint: did you mean "instruction"\?/,
+    ],
+    ["a wrong type", { "x.eval.yaml": base("repeat: lots\n") }, /x\.eval\.yaml:8: repeat: expected a number/],
+    [
+      "a missing instruction file",
+      { "x.eval.yaml": base().replace("instruction: fix it", "instruction_file: nope.md") },
+      /instruction file nope\.md does not exist/,
+    ],
+    [
+      "a duplicate test id",
+      {
+        "x.eval.yaml": base(
+          "  - id: t1\n    instruction: again\n    scorers: [{ type: command, run: 'true' }]\n",
+        ),
+      },
+      /duplicate test id "t1"/,
+    ],
+    [
+      "weights that do not sum to 1",
+      { "x.eval.yaml": base().replace('run: "true" }', 'run: "true", weight: 0.5 }') },
+      /sum to 0\.5, not 1\.0/,
+    ],
+    [
+      "a missing reference patch",
+      {
+        "x.eval.yaml": base().replace("instruction: fix it", "instruction: fix it\n    reference: fix.patch"),
+      },
+      /reference patch fix\.patch does not exist/,
+    ],
+    [
+      "an agent command that does not exist",
+      { "x.eval.yaml": base().replace("./agent.sh", "./missing-agent.sh") },
+      /the agent command of target "agent" cannot run: .*missing-agent\.sh does not exist/,
+    ],
+    [
+      "an agent program not on PATH",
+      { "x.eval.yaml": base().replace('["./agent.sh"]', '["no-such-agent-binary"]') },
+      /"no-such-agent-binary" was not found on PATH/,
+    ],
+  ])("%s", (_name, files, expected) => {
+    check(files, expected);
+  });
+
+  it("an include cycle", () => {
+    check(
+      {
+        "a.eval.yaml": `${base()}  - { include: b.eval.yaml, type: suite }\n`,
+        "b.eval.yaml": "tests:\n  - { include: a.eval.yaml, type: suite }\n",
+      },
+      /include cycle: a\.eval\.yaml → b\.eval\.yaml → a\.eval\.yaml/,
+      ["run", "a.eval.yaml"],
+    );
+  });
+
+  it("a git ref that does not exist", () => {
+    const repo = gitRepo({ "a.txt": "a\n" });
+    const r = check(
+      {
+        "x.eval.yaml": base().replace(
+          "seed: { path: app }",
+          `seed: { git: { url: "${repo}", ref: no-such-tag } }`,
+        ),
+      },
+      /ref "no-such-tag" was not found in /,
+    );
+    expect(r.stderr).toContain("never falls back to the default branch");
+  });
+
+  it("an unknown flag value", () => {
+    check({ "x.eval.yaml": base() }, /--repeat must be a whole number/, ["run", "--repeat", "0"]);
+  });
+
+  it("validate reports every problem of every file at once", () => {
+    const r = check(
+      {
+        "a.eval.yaml": base().replace("instruction:", "instrucion:"),
+        "sub/b.eval.yaml": base("concurrency: 0\n").replace("path: app", "path: ../app"),
+      },
+      /2 problems in the eval files/,
+      ["validate"],
+    );
+    expect(r.stderr).toContain("a.eval.yaml:6");
+    expect(r.stderr).toContain("sub/b.eval.yaml:8: concurrency");
+  });
+
+  it("validate says ok for good files", () => {
+    const dir = tempDir();
+    writeFiles(dir, { "app/x.txt": "x\n", "agent.sh": "#!/bin/sh\ntrue\n", "x.eval.yaml": base() });
+    sh("chmod +x agent.sh", dir);
+    const r = runCli(["validate"], dir);
+    expect(r.stdout).toBe("ok: 1 eval file, 1 test, 1 case\n");
+    expect(r.code).toBe(0);
+  });
+});
+
+describe("the user's checkout", () => {
+  it("is never touched by a run", () => {
+    const repo = gitRepo({
+      "app/x.txt": "x\n",
+      "agent.sh": "#!/bin/sh\necho changed > x.txt\nrm -f ../../*.txt 2>/dev/null\n",
+      "x.eval.yaml": `targets: [{ name: a, provider: command, command: ["./agent.sh"] }]
+workspace: { seed: { path: app } }
+tests:
+  - { id: t, instruction: go, scorers: [{ type: file, path: x.txt, contains: changed }] }
+`,
+    });
+    sh("chmod +x agent.sh && git add -A && git commit -qm x", repo);
+    const r = runCli(["run", "--out", path.join(tempDir(), "b")], repo);
+    expect(r.code).toBe(0);
+    expect(sh("git status --porcelain", repo)).toBe("");
+    expect(readFileSync(path.join(repo, "app/x.txt"), "utf8")).toBe("x\n");
+    writeFileSync(path.join(repo, "unrelated"), "");
+  });
+});

@@ -1,0 +1,153 @@
+import {
+  chmodSync,
+  existsSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import type { WorkspaceSpec } from "../../src/config/types.js";
+import { ChildProcessRunner } from "../../src/sandbox/process.js";
+import { captureDiff, materializeAttempt } from "../../src/workspace/attempt.js";
+import { BaselineStore, WorkspaceError } from "../../src/workspace/baseline.js";
+import { gitRepo, sh, tempDir, writeFiles } from "../helpers.js";
+
+const runner = new ChildProcessRunner();
+
+function spec(seed: WorkspaceSpec["seed"], command?: string): WorkspaceSpec {
+  return {
+    seed,
+    setup: { envPassthrough: [], evalDir: "/tmp", ...(command ? { command: { shell: command } } : {}) },
+  };
+}
+
+describe("prepared baseline and attempt workspaces", () => {
+  it("captures additions, deletions, renames, mode changes, untracked and binary files as a patch git apply accepts", async () => {
+    const src = tempDir();
+    const lines = Array.from({ length: 40 }, (_, i) => `line ${i}`).join("\n");
+    writeFiles(src, {
+      "a.txt": "alpha\n",
+      "b.txt": "bravo\n",
+      "move/me.txt": `${lines}\n`,
+      "run.sh": "echo hi\n",
+      "keep.bin": "\u0000\u0001\u0002",
+    });
+    const store = new BaselineStore(tempDir(), runner);
+    const baseline = await store.prepare(spec({ kind: "path", path: src }), 60_000);
+    const ws = path.join(tempDir(), "ws");
+    await materializeAttempt(baseline, ws);
+
+    writeFileSync(path.join(ws, "a.txt"), "alpha changed\n");
+    unlinkSync(path.join(ws, "b.txt"));
+    renameSync(path.join(ws, "move/me.txt"), path.join(ws, "moved.txt"));
+    chmodSync(path.join(ws, "run.sh"), 0o755);
+    writeFileSync(path.join(ws, "new.txt"), "brand new\n");
+    writeFileSync(path.join(ws, "image.bin"), Buffer.from([0, 255, 1, 254, 0, 7]));
+    writeFileSync(path.join(ws, "keep.bin"), Buffer.from([9, 0, 9]));
+    symlinkSync("a.txt", path.join(ws, "link"));
+    // An agent that wipes its .git cannot hide its changes: capture uses the baseline's store.
+    rmSync(path.join(ws, ".git"), { recursive: true, force: true });
+
+    const diff = await captureDiff(baseline, ws, path.join(tempDir(), "index"));
+    const byPath = Object.fromEntries(diff.files.map((f) => [f.path, f]));
+    expect(byPath["a.txt"]).toMatchObject({ status: "modified", additions: 1, deletions: 1 });
+    expect(byPath["b.txt"]).toMatchObject({ status: "deleted" });
+    expect(byPath["moved.txt"]).toMatchObject({ status: "renamed", oldPath: "move/me.txt" });
+    expect(byPath["run.sh"]).toMatchObject({ modeChange: "100644 → 100755" });
+    expect(byPath["new.txt"]).toMatchObject({ status: "added", additions: 1 });
+    expect(byPath["image.bin"]).toMatchObject({ status: "added", binary: true });
+    expect(byPath["keep.bin"]).toMatchObject({ status: "modified", binary: true });
+    expect(byPath.link).toMatchObject({ status: "added" });
+
+    // The patch applies to a fresh checkout of the baseline and reproduces the workspace.
+    const check = path.join(tempDir(), "check");
+    sh(`git clone -q ${baseline.dir} ${check} && git -C ${check} checkout -q ${baseline.sha}`, "/tmp");
+    const patch = path.join(tempDir(), "diff.patch");
+    writeFileSync(patch, diff.patch);
+    sh(`git apply --check ${patch} && git apply ${patch}`, check);
+    expect(readFileSync(path.join(check, "image.bin"))).toEqual(Buffer.from([0, 255, 1, 254, 0, 7]));
+    expect(readFileSync(path.join(check, "moved.txt"), "utf8")).toBe(`${lines}\n`);
+    expect(sh("git status --porcelain", check)).toContain("run.sh");
+  });
+
+  it("gives every attempt a fresh copy; setup runs once, before the baseline commit, and is not in the diff", async () => {
+    const src = tempDir();
+    writeFiles(src, { "app.txt": "v1\n", ".gitignore": "deps/\n" });
+    const work = tempDir();
+    const store = new BaselineStore(work, runner);
+    const ws = spec(
+      { kind: "path", path: src },
+      "mkdir -p deps && echo lib > deps/lib.txt && echo generated > gen.txt && echo ran >> ../setup-count",
+    );
+    const [b1, b2] = await Promise.all([store.prepare(ws, 60_000), store.prepare(ws, 60_000)]);
+    expect(b1).toBe(b2);
+    expect(readFileSync(path.join(work, "baselines", b1.key, "setup-count"), "utf8")).toBe("ran\n");
+    const a = path.join(tempDir(), "a");
+    const b = path.join(tempDir(), "b");
+    await materializeAttempt(b1, a);
+    await materializeAttempt(b1, b);
+    expect(readFileSync(path.join(a, "deps/lib.txt"), "utf8")).toBe("lib\n");
+    writeFileSync(path.join(a, "app.txt"), "changed by attempt a\n");
+    expect(readFileSync(path.join(b, "app.txt"), "utf8")).toBe("v1\n");
+    const diffB = await captureDiff(b1, b, path.join(tempDir(), "i"));
+    expect(diffB.files).toEqual([]);
+    const diffA = await captureDiff(b1, a, path.join(tempDir(), "i"));
+    expect(diffA.files.map((f) => f.path)).toEqual(["app.txt"]);
+    expect(existsSync(path.join(src, ".git"))).toBe(false);
+  });
+
+  it("reports a failing setup command as a setup failure with its log", async () => {
+    const store = new BaselineStore(tempDir(), runner);
+    const err = await store
+      .prepare(spec({ kind: "empty" }, "echo installing; exit 3"), 60_000)
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(WorkspaceError);
+    expect(err.failure).toBe("setup");
+    expect(err.message).toContain("setup command exited with 3: installing");
+    expect(readFileSync(err.setupLog, "utf8")).toContain("installing");
+  });
+
+  describe("git seeds", () => {
+    const repo = gitRepo({ "README.md": "v1\n" });
+    sh(
+      "git tag v1 && echo v2 > README.md && git commit -qam v2 && git checkout -q -b feature && echo feat > README.md && git commit -qam feat && git checkout -q main",
+      repo,
+    );
+    const v1 = sh("git rev-parse v1", repo).trim();
+
+    it.each([
+      ["a branch", "feature", "feat\n"],
+      ["a tag", "v1", "v1\n"],
+      ["a full sha", v1, "v1\n"],
+      ["a short sha", v1.slice(0, 8), "v1\n"],
+      ["no ref (the default branch)", undefined, "v2\n"],
+    ])("checks out %s", async (_what, ref, content) => {
+      const store = new BaselineStore(tempDir(), runner);
+      for (const url of [repo, `file://${repo}`]) {
+        const b = await store.prepare(spec({ kind: "git", url, ...(ref ? { ref } : {}) }), 60_000);
+        expect(readFileSync(path.join(b.dir, "README.md"), "utf8")).toBe(content);
+      }
+    });
+
+    it("fails loudly on a ref that does not exist, never falling back to the default branch", async () => {
+      const store = new BaselineStore(tempDir(), runner);
+      const err = await store.prepare(spec({ kind: "git", url: repo, ref: "v9" }), 60_000).catch((e) => e);
+      expect(err).toBeInstanceOf(WorkspaceError);
+      expect(err.failure).toBe("ref_not_found");
+      expect(err.message).toContain(`ref "v9" was not found in ${repo}`);
+    });
+
+    it("reports a repository that cannot be fetched", async () => {
+      const store = new BaselineStore(tempDir(), runner);
+      const err = await store
+        .prepare(spec({ kind: "git", url: "/nonexistent/repo" }), 60_000)
+        .catch((e) => e);
+      expect(err.failure).toBe("seed");
+      expect(err.message).toContain("cannot fetch /nonexistent/repo");
+    });
+  });
+});
