@@ -4,7 +4,7 @@
  */
 import type { CaseSpec } from "../config/types.js";
 import type { CaseDecision } from "../gate/case.js";
-import type { AttemptResult } from "../run/types.js";
+import type { AttemptResult, Usage } from "../run/types.js";
 
 export const SUMMARY_SCHEMA = "evalgate.summary/v1";
 export const CASE_SCHEMA = "evalgate.case/v1";
@@ -169,6 +169,32 @@ export interface WireSummary {
   index: "index.jsonl";
 }
 
+export interface WireUsage {
+  input_tokens: number | null;
+  output_tokens: number | null;
+  cached_tokens: number | null;
+  cost_usd: number | null;
+  cost_source: "agent" | "price_table" | null;
+  turns: number | null;
+  tool_calls: number | null;
+  model: string | null;
+  agent_version: string | null;
+}
+
+export function wireUsage(u: Usage): WireUsage {
+  return {
+    input_tokens: u.inputTokens,
+    output_tokens: u.outputTokens,
+    cached_tokens: u.cachedTokens,
+    cost_usd: u.costUsd,
+    cost_source: u.costSource,
+    turns: u.turns,
+    tool_calls: u.toolCalls,
+    model: u.model,
+    agent_version: u.agentVersion,
+  };
+}
+
 export function wireIdentity(spec: CaseSpec): WireIdentity {
   return { eval_path: spec.identity.evalPath, test_id: spec.identity.testId, target: spec.identity.target };
 }
@@ -218,6 +244,8 @@ export function wireAttempt(spec: CaseSpec, r: AttemptResult, setupLog: boolean)
       scorers_ms: r.phases.scorersMs,
     },
     baseline: r.baselineSha ? { sha: r.baselineSha } : null,
+    usage: r.usage ? wireUsage(r.usage) : null,
+    tampered: r.tampered ?? [],
     agent: r.agent
       ? {
           provider: spec.target.provider,

@@ -1,5 +1,6 @@
 /** The contract between the attempt lifecycle and an agent provider. */
 import type { TargetSpec, TestSpec } from "../config/types.js";
+import type { Usage } from "../run/types.js";
 import type { ProcessRunner } from "../sandbox/process.js";
 
 export interface AgentContext {
@@ -31,6 +32,8 @@ export interface AgentOutcome {
   error?: string;
   /** The last lines of the agent's output, for messages. */
   tail: string;
+  /** Tokens, cost and turns, when the provider can tell. */
+  usage?: Usage;
 }
 
 export interface Provider {

@@ -14,7 +14,7 @@ import type { ScorerResult } from "../scorers/types.js";
 import { type CapturedDiff, captureDiff, materializeAttempt } from "../workspace/attempt.js";
 import type { PreparedBaseline } from "../workspace/baseline.js";
 import { decideStatus, type StageFacts } from "./status.js";
-import type { AgentRecord, AttemptResult } from "./types.js";
+import type { AgentRecord, AttemptResult, Usage } from "./types.js";
 
 export interface AttemptInput {
   spec: CaseSpec;
@@ -56,6 +56,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
   const phases = { workspaceMs: 0, agentMs: 0, diffMs: 0, scorersMs: 0 };
   await mkdir(evidenceDir, { recursive: true });
   const facts: StageFacts = {};
+  let usage: Usage | undefined;
   const result = (): AttemptResult => {
     const decision = decideStatus(facts);
     const r: AttemptResult = {
@@ -71,6 +72,8 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     };
     if ("sha" in input.baseline) r.baselineSha = input.baseline.sha;
     if (facts.agent) r.agent = facts.agent;
+    if (usage) r.usage = usage;
+    if (facts.tampered?.length) r.tampered = facts.tampered;
     if (facts.grading) r.grading = facts.grading;
     return r;
   };
@@ -137,6 +140,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
       durationMs: outcome.durationMs,
     };
     if (outcome.error) agent.error = outcome.error;
+    if (outcome.usage) usage = outcome.usage;
     facts.agent = agent;
     facts.agentTimeoutMs = spec.timeouts.agentMs;
 

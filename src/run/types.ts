@@ -18,6 +18,20 @@ export type FailureKind =
   | "budget_exceeded"
   | "cancelled";
 
+/** What an agent used: tokens, cost, turns. Unknown values are null, never invented. */
+export interface Usage {
+  inputTokens: number | null;
+  outputTokens: number | null;
+  cachedTokens: number | null;
+  costUsd: number | null;
+  /** Where the cost comes from: the agent's own report, or evalgate's documented price table. */
+  costSource: "agent" | "price_table" | null;
+  turns: number | null;
+  toolCalls: number | null;
+  model: string | null;
+  agentVersion: string | null;
+}
+
 export interface AgentRecord {
   exitCode: number | null;
   signal: string | null;
@@ -52,6 +66,10 @@ export interface AttemptResult {
   agent?: AgentRecord;
   diff?: DiffRecord;
   grading?: Grading;
+  /** What the agent used, when its provider could tell. */
+  usage?: Usage;
+  /** Protected files the agent changed (restored before scoring). */
+  tampered?: string[];
   /** The attempt's folder inside the case's result directory (`run-1`, `run-2-retry-1`). */
   dirName: string;
 }
