@@ -2,11 +2,15 @@
  * The CLI edge. Exit status: 0 gate passed, 1 gate failed, 2 invalid configuration or usage,
  * 3 internal error.
  */
+import path from "node:path";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
+import { compareBundles } from "./bundle/compare.js";
+import { type Bundle, BundleError, readBundle } from "./bundle/read.js";
 import { ConfigError, UsageError } from "./config/errors.js";
 import { loadPlan } from "./config/plan.js";
 import { StreamLogger } from "./log.js";
 import { type RunOptions, runEvals } from "./pipeline.js";
+import { renderComparisonMarkdown } from "./report/compare.js";
 import { LineProgress, LiveProgress, type Progress, SilentProgress } from "./report/console.js";
 import { renderCaseTable, renderRunFooter } from "./report/table.js";
 import { ChildProcessRunner } from "./sandbox/process.js";
@@ -53,6 +57,15 @@ function isCi(env: NodeJS.ProcessEnv): boolean {
   return Boolean(env.CI || env.GITHUB_ACTIONS);
 }
 
+async function readBundleArg(dir: string, cwd: string): Promise<Bundle> {
+  try {
+    return await readBundle(path.resolve(cwd, dir));
+  } catch (error) {
+    if (error instanceof BundleError) throw new UsageError(error.message);
+    throw error;
+  }
+}
+
 class Exit extends Error {
   constructor(readonly code: number) {
     super(`exit ${code}`);
@@ -95,12 +108,10 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
     )
     .option("--keep-workspaces", "keep each attempt's workspace for inspection")
     .option("--json", "print summary.json on stdout instead of the progress and table")
-    .addOption(new Option("--baseline <dir>", "compare with a baseline bundle").hideHelp())
+    .option("--baseline <dir>", "compare with a baseline bundle (the base branch's run)")
     .addOption(new Option("--shard <i/n>", "run one shard of the cases").hideHelp())
     .action(async (paths: string[], o: Record<string, unknown>) => {
-      if (o.baseline || o.shard) {
-        throw new UsageError(`${o.baseline ? "--baseline" : "--shard"} is not available in this version yet`);
-      }
+      if (o.shard) throw new UsageError("--shard is not available in this version yet");
       const json = Boolean(o.json);
       const progress: Progress = json
         ? new SilentProgress()
@@ -119,6 +130,7 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
         out: o.out as string | undefined,
         workDir: o.workDir as string | undefined,
         keepWorkspaces: Boolean(o.keepWorkspaces),
+        baseline: o.baseline as string | undefined,
       };
       const result = await runEvals(opts, {
         runner: new ChildProcessRunner(),
@@ -146,6 +158,25 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
         `ok: ${plan.roots.length} eval file${plan.roots.length === 1 ? "" : "s"}, ${tests} test${tests === 1 ? "" : "s"}, ${plan.cases.length} case${plan.cases.length === 1 ? "" : "s"}\n`,
       );
       throw new Exit(EXIT.pass);
+    });
+
+  program
+    .command("compare")
+    .description("compare two bundles case by case; exits 1 on a regression the head's gate counts")
+    .argument("<base>", "the baseline bundle folder")
+    .argument("<head>", "the bundle to check")
+    .addOption(
+      new Option("--format <format>", "output format").choices(["markdown", "json"]).default("markdown"),
+    )
+    .action(async (basePath: string, headPath: string, o: { format: string }) => {
+      const [base, head] = await Promise.all([readBundleArg(basePath, cwd), readBundleArg(headPath, cwd)]);
+      const comparison = compareBundles(base, head);
+      stdout.write(
+        o.format === "json"
+          ? `${JSON.stringify(comparison, null, 2)}\n`
+          : renderComparisonMarkdown(comparison),
+      );
+      throw new Exit(comparison.verdict === "pass" ? EXIT.pass : EXIT.fail);
     });
 
   try {

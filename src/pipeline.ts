@@ -7,16 +7,19 @@ import { existsSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { type Bundle, BundleError, readBundle, rowKey } from "./bundle/read.js";
 import { buildSummary } from "./bundle/summary.js";
-import type { WireIndexRow, WireSummary } from "./bundle/wire.js";
+import type { WireComparison, WireIndexRow, WireSummary } from "./bundle/wire.js";
 import { BundleWriter, type FinishedCase } from "./bundle/write.js";
+import { UsageError } from "./config/errors.js";
 import { loadPlan, type PlanOptions } from "./config/plan.js";
-import type { Plan } from "./config/types.js";
+import { identityKey, type Plan } from "./config/types.js";
 import { decideCase } from "./gate/case.js";
+import { compareCase } from "./gate/compare.js";
 import { decideRun } from "./gate/run.js";
 import type { Logger } from "./log.js";
 import type { Progress } from "./report/console.js";
-import { executePlan } from "./run/schedule.js";
+import { type ExecuteResult, executePlan } from "./run/schedule.js";
 import type { ProcessRunner } from "./sandbox/process.js";
 import { VERSION } from "./version.js";
 import { git } from "./workspace/git.js";
@@ -27,6 +30,8 @@ export interface RunOptions extends PlanOptions {
   /** Scratch folder for workspaces. Default: $RUNNER_TEMP or the system temp folder. */
   workDir?: string;
   keepWorkspaces?: boolean;
+  /** A baseline bundle folder to compare with (the base branch's run). */
+  baseline?: string;
   /** The commit being evaluated (the action passes the PR head). Default: HEAD of projectRoot. */
   gitSha?: string;
 }
@@ -75,6 +80,7 @@ async function gitInfo(root: string, sha?: string): Promise<WireSummary["git"]> 
 export async function runEvals(opts: RunOptions, deps: RunDeps): Promise<RunOutcome> {
   const plan = await loadPlan(opts);
   for (const note of plan.notes) deps.logger.info(`note: ${note}`);
+  const baseline = opts.baseline ? await readBaseline(opts.baseline) : undefined;
   const startedAt = new Date();
   const runId = newRunId(startedAt);
   const bundleDir = path.resolve(opts.cwd, opts.out ?? path.join(".evalgate", "results", runId));
@@ -85,9 +91,9 @@ export async function runEvals(opts: RunOptions, deps: RunDeps): Promise<RunOutc
   await bundle.init();
 
   deps.progress.start(plan.cases.reduce((a, c) => a + c.repeat, 0));
-  let runs: Awaited<ReturnType<typeof executePlan>>;
+  let executed: ExecuteResult;
   try {
-    runs = await executePlan({
+    executed = await executePlan({
       plan,
       workRoot,
       runner: deps.runner,
@@ -95,6 +101,7 @@ export async function runEvals(opts: RunOptions, deps: RunDeps): Promise<RunOutc
       hooks: {
         evidenceDir: (spec, dirName) => bundle.evidenceDir(spec, dirName),
         attemptStarted: () => deps.progress.attemptStarted(),
+        retryPlanned: () => deps.progress.addPlanned(1),
         attemptFinished: async (spec, r) => {
           await bundle.writeAttempt(
             spec,
@@ -122,13 +129,18 @@ export async function runEvals(opts: RunOptions, deps: RunDeps): Promise<RunOutc
   }
   if (opts.keepWorkspaces) deps.logger.info(`workspaces kept in ${workRoot}`);
 
-  const finished: FinishedCase[] = runs.map((r) => ({
-    spec: r.spec,
-    tries: r.tries,
-    decision: decideCase(r.tries, r.spec.repeat, r.spec.gate),
-    onError: "fail",
-    change: null,
-  }));
+  const baseRows = new Map((baseline?.rows ?? []).map((r) => [rowKey(r), r]));
+  const finished: FinishedCase[] = executed.runs.map((r) => {
+    const decision = decideCase(r.tries, r.spec.repeat, r.spec.gate);
+    const base = baseRows.get(identityKey(r.spec.identity));
+    const change = baseline
+      ? compareCase(
+          base && { verdict: base.verdict, counted: base.attempts.counted, passed: base.attempts.passed },
+          { verdict: decision.verdict, counted: decision.counts.counted, passed: decision.counts.passed },
+        )
+      : null;
+    return { spec: r.spec, tries: r.tries, decision, change };
+  });
   const gate = decideRun(
     plan.roots,
     finished.map((c) => ({
@@ -136,9 +148,12 @@ export async function runEvals(opts: RunOptions, deps: RunDeps): Promise<RunOutc
       rootEvalPath: c.spec.rootEvalPath,
       suite: c.spec.suite,
       decision: c.decision,
+      change: c.change,
     })),
+    executed.budgetStops,
   );
   const rows = await bundle.writeCases(finished);
+  const filtered = Boolean(opts.targets?.length || opts.tests?.length || opts.tags?.length);
   const summary = buildSummary(
     {
       id: runId,
@@ -157,7 +172,48 @@ export async function runEvals(opts: RunOptions, deps: RunDeps): Promise<RunOutc
     plan.roots,
     finished,
     gate,
+    baseline ? summarizeComparison(baseline, finished, filtered) : null,
   );
   await bundle.writeSummary(summary);
   return { runId, bundleDir, summary, rows, plan };
+}
+
+async function readBaseline(dir: string): Promise<Bundle> {
+  try {
+    return await readBundle(dir);
+  } catch (error) {
+    if (error instanceof BundleError) throw new UsageError(`--baseline: ${error.message}`);
+    throw error;
+  }
+}
+
+/** Counts of changes, and the baseline's cases this run no longer has. */
+export function summarizeComparison(
+  baseline: Bundle,
+  finished: readonly FinishedCase[],
+  filtered: boolean,
+): WireComparison {
+  const count = (k: string) => finished.filter((c) => c.change?.change === k).length;
+  const here = new Set(finished.map((c) => identityKey(c.spec.identity)));
+  const evalPaths = new Set(finished.map((c) => c.spec.identity.evalPath));
+  const removed = filtered
+    ? []
+    : baseline.rows.filter((r) => evalPaths.has(r.eval_path) && !here.has(rowKey(r)));
+  return {
+    baseline_run_id: baseline.summary.run.id,
+    baseline_git_sha: baseline.summary.git?.sha ?? null,
+    regressed: count("regressed"),
+    improved: count("improved"),
+    unchanged: count("unchanged"),
+    new: count("new"),
+    removed: removed.length,
+    significant: finished.filter((c) => c.change?.significant).length,
+    removed_cases: removed.map((r) => ({
+      eval_path: r.eval_path,
+      test_id: r.test_id,
+      target: r.target,
+      suite: r.suite,
+      base_verdict: r.verdict,
+    })),
+  };
 }

@@ -1,7 +1,7 @@
 /** The run's summary.json: counts and rollups over the finished cases. */
 import type { EvalRoot } from "../config/types.js";
 import type { RunGate } from "../gate/run.js";
-import { SUMMARY_SCHEMA, type WireSummary, type WireTargetRollup } from "./wire.js";
+import { SUMMARY_SCHEMA, type WireComparison, type WireSummary, type WireTargetRollup } from "./wire.js";
 import type { FinishedCase } from "./write.js";
 
 export interface RunInfo {
@@ -20,6 +20,7 @@ export function buildSummary(
   roots: readonly EvalRoot[],
   cases: readonly FinishedCase[],
   gate: RunGate,
+  comparison: WireComparison | null = null,
 ): WireSummary {
   const decisions = cases.map((c) => c.decision);
   const targets = new Map<string, WireTargetRollup>();
@@ -77,6 +78,12 @@ export function buildSummary(
       name: r.name,
       description: r.description ?? null,
       min_case_pass_rate: r.minCasePassRate,
+      regressions: r.regressions,
+      budget: {
+        cost_usd: r.budget.costUsd ?? null,
+        tokens: r.budget.tokens ?? null,
+        duration_ms: r.budget.durationMs ?? null,
+      },
       cases: cases.filter((c) => c.spec.rootEvalPath === r.evalPath).length,
     })),
     gate,
@@ -95,7 +102,7 @@ export function buildSummary(
       ),
     },
     targets: [...targets.values()],
-    comparison: null,
+    comparison,
     index: "index.jsonl",
   };
 }

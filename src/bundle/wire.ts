@@ -4,6 +4,7 @@
  */
 import type { CaseSpec } from "../config/types.js";
 import type { CaseDecision } from "../gate/case.js";
+import type { CaseChange } from "../gate/compare.js";
 import type { AttemptResult, Usage } from "../run/types.js";
 
 export const SUMMARY_SCHEMA = "evalgate.summary/v1";
@@ -54,6 +55,8 @@ export interface WireChange {
 
 export interface WireIndexRow extends WireIdentity {
   suite: string;
+  /** The root eval file whose gate governs this case (a wrapper, or eval_path itself). */
+  root_eval_path: string;
   provider: string;
   model: string | null;
   tags: string[];
@@ -107,6 +110,31 @@ export interface WireCaseSummary extends WireIdentity {
   change: WireChange | null;
 }
 
+export interface WireComparison {
+  baseline_run_id: string;
+  baseline_git_sha: string | null;
+  regressed: number;
+  improved: number;
+  unchanged: number;
+  new: number;
+  removed: number;
+  /** Cases whose success rate moved significantly (p < 0.05), whatever their verdicts. */
+  significant: number;
+  /** Cases of the baseline that this run no longer has (only when the run was not filtered or sharded). */
+  removed_cases: (WireIdentity & { suite: string; base_verdict: string })[];
+}
+
+export function wireChange(c: CaseChange): WireChange {
+  return {
+    change: c.change,
+    base_verdict: c.baseVerdict,
+    base_attempts: c.baseAttempts,
+    success_rate_delta: c.successRateDelta,
+    p_value: c.pValue,
+    significant: c.significant,
+  };
+}
+
 export interface WireTargetRollup {
   name: string;
   provider: string;
@@ -142,9 +170,11 @@ export interface WireSummary {
     name: string;
     description: string | null;
     min_case_pass_rate: number;
+    regressions: "fail" | "warn" | "ignore";
+    budget: { cost_usd: number | null; tokens: number | null; duration_ms: number | null };
     cases: number;
   }[];
-  gate: { verdict: "pass" | "fail"; reasons: string[] };
+  gate: { verdict: "pass" | "fail"; reasons: string[]; warnings: string[] };
   counts: {
     cases: number;
     passed: number;
@@ -157,15 +187,7 @@ export interface WireSummary {
     attempts_errored: number;
   };
   targets: WireTargetRollup[];
-  comparison: null | {
-    baseline_run_id: string;
-    baseline_git_sha: string | null;
-    regressed: number;
-    improved: number;
-    new: number;
-    removed: number;
-    unchanged: number;
-  };
+  comparison: WireComparison | null;
   index: "index.jsonl";
 }
 

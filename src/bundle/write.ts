@@ -4,15 +4,16 @@ import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { CaseSpec, Identity } from "../config/types.js";
 import type { CaseDecision } from "../gate/case.js";
+import type { CaseChange } from "../gate/compare.js";
 import type { AttemptResult } from "../run/types.js";
 import {
   CASE_SCHEMA,
   type WireCaseSummary,
-  type WireChange,
   type WireIndexRow,
   type WireRunRef,
   type WireSummary,
   wireAttempt,
+  wireChange,
   wireCounts,
   wireGrading,
   wireIdentity,
@@ -41,8 +42,7 @@ export interface FinishedCase {
   spec: CaseSpec;
   tries: AttemptResult[];
   decision: CaseDecision;
-  onError: string;
-  change: WireChange | null;
+  change: CaseChange | null;
 }
 
 export class BundleWriter {
@@ -96,7 +96,11 @@ export class BundleWriter {
         description: c.spec.test.description ?? null,
         instruction: c.spec.test.instruction,
         tags: c.spec.test.tags,
-        policy: { name: c.spec.gate.policy, threshold: c.spec.gate.threshold ?? null, on_error: c.onError },
+        policy: {
+          name: c.spec.gate.policy,
+          threshold: c.spec.gate.threshold ?? null,
+          on_error: c.spec.gate.onError,
+        },
         verdict: d.verdict,
         classification: d.classification,
         flaky: d.flaky,
@@ -111,12 +115,13 @@ export class BundleWriter {
           pass_hat_k: Object.fromEntries(d.stats.passHatK.map((v, i) => [String(i + 1), v])),
         },
         runs,
-        change: c.change,
+        change: c.change ? wireChange(c.change) : null,
       };
       await writeJson(path.join(this.dir, resultDir, "summary.json"), summary);
       rows.push({
         ...wireIdentity(c.spec),
         suite: c.spec.suite,
+        root_eval_path: c.spec.rootEvalPath,
         provider: c.spec.target.provider,
         model: c.spec.target.model ?? null,
         tags: c.spec.test.tags,
@@ -140,7 +145,7 @@ export class BundleWriter {
           grading_path: t.grading ? `${resultDir}/${t.dirName}/grading.json` : null,
           diff_path: t.diff ? `${resultDir}/${t.dirName}/diff.patch` : null,
         })),
-        change: c.change,
+        change: c.change ? wireChange(c.change) : null,
       });
     }
     await writeFile(

@@ -32,6 +32,7 @@ import {
   type WorkspaceInput,
 } from "./schema.js";
 import {
+  type Budget,
   type CaseGate,
   type CaseSpec,
   type Command,
@@ -517,10 +518,27 @@ class Planner {
         "remove threshold, or use attempt_success_rate_at_least / mean_pass_rate_at_least",
       );
     }
-    return needsThreshold && gate.threshold !== undefined
-      ? { policy: p, threshold: gate.threshold }
-      : { policy: p };
+    const onError = gate.on_error ?? "fail";
+    if (gate.retries !== undefined && onError !== "retry") {
+      this.problem(
+        src,
+        ["gate", "retries"],
+        `retries only applies with on_error: retry (on_error is ${onError})`,
+        "add on_error: retry, or remove retries",
+      );
+    }
+    const out: CaseGate = { policy: p, onError, retries: onError === "retry" ? (gate.retries ?? 1) : 0 };
+    if (needsThreshold && gate.threshold !== undefined) out.threshold = gate.threshold;
+    return out;
   }
+}
+
+function budgetOf(b: GateInput["budget"]): Budget {
+  const out: Budget = {};
+  if (b?.cost_usd !== undefined) out.costUsd = b.cost_usd;
+  if (b?.tokens !== undefined) out.tokens = b.tokens;
+  if (b?.duration !== undefined) out.durationMs = parseDuration(b.duration);
+  return out;
 }
 
 function timeoutsOf(t: Policy["timeouts"]): Timeouts {
@@ -575,6 +593,8 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
       name: loaded.name,
       tags: loaded.file.tags ?? {},
       minCasePassRate: loaded.file.gate?.min_case_pass_rate ?? 1,
+      regressions: loaded.file.gate?.regressions ?? "fail",
+      budget: budgetOf(loaded.file.gate?.budget),
     };
     if (loaded.file.description) root.description = loaded.file.description;
     if (loaded.file.concurrency) root.concurrency = loaded.file.concurrency;

@@ -153,11 +153,46 @@ export const GATE_POLICIES = [
   "mean_pass_rate_at_least",
 ] as const;
 
-export const gateSchema = z.strictObject({
-  policy: z.enum(GATE_POLICIES).optional(),
-  threshold: rate.optional(),
-  min_case_pass_rate: rate.optional().describe("Share of cases whose verdict must be pass (default 1.0)"),
-});
+export const ON_ERROR = ["fail", "exclude", "retry"] as const;
+export const REGRESSIONS = ["fail", "warn", "ignore"] as const;
+
+export const gateSchema = z
+  .strictObject({
+    policy: z
+      .enum(GATE_POLICIES)
+      .optional()
+      .describe("How a case's attempts become its verdict (default all_attempts_successful)"),
+    threshold: rate
+      .optional()
+      .describe("For attempt_success_rate_at_least and mean_pass_rate_at_least: a number in [0, 1]"),
+    on_error: z
+      .enum(ON_ERROR)
+      .optional()
+      .describe(
+        "fail (default): an errored attempt makes the case an error; exclude: drop it; retry: run it again",
+      ),
+    retries: z
+      .number()
+      .int()
+      .min(1)
+      .max(10)
+      .optional()
+      .describe("With on_error: retry, tries per errored attempt"),
+    min_case_pass_rate: rate.optional().describe("Share of cases whose verdict must be pass (default 1.0)"),
+    regressions: z
+      .enum(REGRESSIONS)
+      .optional()
+      .describe("A case that passed on the baseline and fails now: fail (default) | warn | ignore"),
+    budget: z
+      .strictObject({
+        cost_usd: z.number().positive().optional(),
+        tokens: z.number().int().positive().optional(),
+        duration: duration.optional(),
+      })
+      .optional()
+      .describe("Stop scheduling attempts and fail the run once a limit is exceeded"),
+  })
+  .describe("Gate policy: case verdicts and run-level rules");
 
 export const testSchema = z
   .strictObject({

@@ -82,9 +82,21 @@ export interface Timeouts {
   scorerMs: number;
 }
 
+export type OnError = "fail" | "exclude" | "retry";
+export type RegressionRule = "fail" | "warn" | "ignore";
+
 export interface CaseGate {
   policy: GatePolicy;
   threshold?: number;
+  onError: OnError;
+  /** Extra tries for an errored attempt (on_error: retry). */
+  retries: number;
+}
+
+export interface Budget {
+  costUsd?: number;
+  tokens?: number;
+  durationMs?: number;
 }
 
 /** One root eval file of the run: its run-level policy applies to the cases it brought. */
@@ -95,6 +107,8 @@ export interface EvalRoot {
   description?: string;
   tags: Record<string, string>;
   minCasePassRate: number;
+  regressions: RegressionRule;
+  budget: Budget;
   concurrency?: number;
 }
 

@@ -2,11 +2,11 @@
  * A case's verdict, classification and statistics from its attempts. Pure; the rules are written
  * down in docs/gate.md and this file follows them.
  */
-import type { CaseGate } from "../config/types.js";
+import type { CaseGate, OnError } from "../config/types.js";
 import type { AttemptResult, FailureKind } from "../run/types.js";
 import { mean, passAtK, passHatK, wilsonInterval } from "./stats.js";
 
-export type OnError = "fail" | "exclude" | "retry";
+export type { OnError };
 export type Verdict = "pass" | "fail" | "error";
 export type Classification =
   | "stable_pass"
@@ -105,14 +105,10 @@ const POLICY_NEEDS: Record<CaseGate["policy"], (t?: number) => string> = {
 
 /**
  * Decides a case. `tries` holds every try (retries included); the verdict is decided on the last
- * try of each attempt, filtered by `onError`.
+ * try of each attempt, filtered by the gate's on_error rule.
  */
-export function decideCase(
-  tries: readonly AttemptResult[],
-  planned: number,
-  gate: CaseGate,
-  onError: OnError = "fail",
-): CaseDecision {
+export function decideCase(tries: readonly AttemptResult[], planned: number, gate: CaseGate): CaseDecision {
+  const onError = gate.onError;
   const finals = lastTries(tries);
   const cancelled = finals.filter(isCancelled).length;
   const errored = finals.filter(isErrored);

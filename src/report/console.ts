@@ -31,7 +31,7 @@ const MARK: Record<AttemptLine["status"], string> = { passed: "✓", failed: "�
 
 export function formatAttemptLine(l: AttemptLine): string {
   const retry = l.retry > 0 ? ` (retry ${l.retry})` : "";
-  const score = typeof l.score === "number" && l.status !== "passed" ? ` · score ${l.score.toFixed(2)}` : "";
+  const score = typeof l.score === "number" && l.status === "failed" ? ` · score ${l.score.toFixed(2)}` : "";
   const msg = l.message && l.status !== "passed" ? ` — ${oneLine(l.message, 160)}` : "";
   return `${MARK[l.status]} ${l.suite}/${l.testId} on ${l.target} · attempt ${l.attempt}/${l.repeat}${retry} · ${l.status}${score} · ${formatDuration(l.durationMs)}${msg}`;
 }

@@ -8,8 +8,25 @@ function pad(s: string, n: number): string {
   return len >= n ? s : s + " ".repeat(n - len);
 }
 
+function changeText(r: WireIndexRow): string {
+  const c = r.change;
+  if (!c) return "";
+  if (c.change === "new") return "new";
+  const base = c.base_attempts ? ` (base ${c.base_attempts.passed}/${c.base_attempts.counted})` : "";
+  return `${c.change}${base}${c.significant ? " *" : ""}`;
+}
+
 export function renderCaseTable(rows: readonly WireIndexRow[]): string {
-  const header = ["verdict", "test", "target", "attempts", "success", "class"];
+  const withChange = rows.some((r) => r.change);
+  const header = [
+    "verdict",
+    "test",
+    "target",
+    "attempts",
+    "success",
+    "class",
+    ...(withChange ? ["vs base"] : []),
+  ];
   const body = rows.map((r) => [
     VERDICT[r.verdict],
     `${r.suite}/${r.test_id}`,
@@ -17,6 +34,7 @@ export function renderCaseTable(rows: readonly WireIndexRow[]): string {
     `${r.attempts.passed}/${r.attempts.counted}${r.attempts.errored ? ` (+${r.attempts.errored} err)` : ""}`,
     r.attempt_success_rate === null ? "—" : `${Math.round(r.attempt_success_rate * 100)} %`,
     `${r.classification}${r.flaky && r.classification !== "flaky" ? " (flaky)" : ""}`,
+    ...(withChange ? [changeText(r)] : []),
   ]);
   const widths = header.map((h, i) => Math.max([...h].length, ...body.map((b) => [...b[i]!].length)));
   const line = (cells: string[]) =>
@@ -42,6 +60,13 @@ export function renderRunFooter(summary: WireSummary, bundleDir: string): string
     .join(", ");
   const lines = [`${head}${extra ? ` (${extra})` : ""}`];
   for (const r of summary.gate.reasons) lines.push(`  - ${r}`);
+  for (const w of summary.gate.warnings ?? []) lines.push(`  ! ${w}`);
+  const cmp = summary.comparison;
+  if (cmp) {
+    lines.push(
+      `baseline ${cmp.baseline_run_id}: ${cmp.regressed} regressed, ${cmp.improved} improved, ${cmp.new} new, ${cmp.removed} removed, ${cmp.unchanged} unchanged`,
+    );
+  }
   lines.push(`bundle: ${bundleDir}`);
   return lines.join("\n");
 }

@@ -126,7 +126,12 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
       logFile: agentLog,
       env: buildEnv({
         passthrough: target.envPassthrough,
-        values: { ...target.env, EVALGATE_ATTEMPT: String(input.attempt), EVALGATE_TEST_ID: spec.test.id },
+        values: {
+          ...target.env,
+          EVALGATE_ATTEMPT: String(input.attempt),
+          EVALGATE_RETRY: String(input.retry),
+          EVALGATE_TEST_ID: spec.test.id,
+        },
         home,
         tmp,
       }),
@@ -142,6 +147,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     if (outcome.error) agent.error = outcome.error;
     if (outcome.usage) usage = outcome.usage;
     facts.agent = agent;
+    facts.agentTail = outcome.tail;
     facts.agentTimeoutMs = spec.timeouts.agentMs;
 
     const d0 = performance.now();

@@ -1,15 +1,19 @@
 /**
  * The scheduler: prepares each distinct baseline once, then runs every attempt of every case with a
  * concurrency limit. Attempts are interleaved (attempt 1 of every case, then attempt 2, ...), so a
- * run stopped early still holds comparable evidence for every case.
+ * run stopped early still holds comparable evidence for every case. Errored attempts are retried
+ * when the gate says so; once a root eval file's budget is spent, its remaining attempts are
+ * recorded as cancelled instead of run.
  */
 import path from "node:path";
 import pLimit from "p-limit";
+import { formatDuration } from "../config/duration.js";
 import { ConfigError, type ConfigProblem } from "../config/errors.js";
 import type { CaseSpec, Plan } from "../config/types.js";
 import type { ProcessRunner } from "../sandbox/process.js";
 import { BaselineStore, baselineKey, type PreparedBaseline, WorkspaceError } from "../workspace/baseline.js";
 import { type AttemptInput, runAttempt } from "./attempt.js";
+import { BudgetTracker } from "./budget.js";
 import { type AttemptResult, attemptDirName, type CaseRun } from "./types.js";
 
 export interface RunHooks {
@@ -18,6 +22,8 @@ export interface RunHooks {
   attemptStarted?(spec: CaseSpec, attempt: number, retry: number): void;
   /** Called as each attempt finishes (the bundle writes its records here). */
   attemptFinished(spec: CaseSpec, result: AttemptResult): Promise<void> | void;
+  /** Called when a retry is added to the plan. */
+  retryPlanned?(spec: CaseSpec, attempt: number, retry: number): void;
   baselinePrepared?(spec: CaseSpec, baseline: PreparedBaseline): void;
 }
 
@@ -28,6 +34,14 @@ export interface ExecuteOptions {
   runner: ProcessRunner;
   keepWorkspaces: boolean;
   hooks: RunHooks;
+  /** Clock for the duration budget (tests). */
+  now?: () => number;
+}
+
+export interface ExecuteResult {
+  runs: CaseRun[];
+  /** Why a root eval file stopped scheduling, by its evalPath. */
+  budgetStops: Map<string, string>;
 }
 
 type BaselineOutcome = AttemptInput["baseline"];
@@ -81,41 +95,98 @@ async function prepareBaselines(
   return outcomes;
 }
 
-export async function executePlan(opts: ExecuteOptions): Promise<CaseRun[]> {
+/** An attempt that was never started because its eval file's budget was spent. */
+function cancelledAttempt(spec: CaseSpec, attempt: number, retry: number, reason: string): AttemptResult {
+  const now = new Date().toISOString();
+  return {
+    caseKey: spec.key,
+    attempt,
+    retry,
+    status: "error",
+    failureStage: "budget",
+    failureKind: "cancelled",
+    message: `not run: ${reason}`,
+    startedAt: now,
+    finishedAt: now,
+    durationMs: 0,
+    phases: { workspaceMs: 0, agentMs: 0, diffMs: 0, scorersMs: 0 },
+    dirName: attemptDirName(attempt, retry),
+  };
+}
+
+const isRetryable = (r: AttemptResult) =>
+  (r.status === "error" || r.status === "timeout") &&
+  r.failureKind !== "cancelled" &&
+  r.failureKind !== "budget_exceeded";
+
+export async function executePlan(opts: ExecuteOptions): Promise<ExecuteResult> {
+  const now = opts.now ?? (() => Date.now());
   const store = new BaselineStore(opts.workRoot, opts.runner);
   const baselines = await prepareBaselines(opts, store);
+  const budgets = new BudgetTracker(opts.plan.roots, now);
   const runs: CaseRun[] = opts.plan.cases.map((spec) => ({ spec, tries: [] }));
   const limit = pLimit(Math.max(1, opts.plan.concurrency));
   const maxRepeat = Math.max(...opts.plan.cases.map((c) => c.repeat));
+
+  const runTry = async (
+    run: CaseRun,
+    caseIndex: number,
+    attempt: number,
+    retry: number,
+  ): Promise<AttemptResult> => {
+    const spec = run.spec;
+    const dirName = attemptDirName(attempt, retry);
+    const stop = budgets.stopReason(spec.rootEvalPath);
+    if (stop) return cancelledAttempt(spec, attempt, retry, stop);
+    // The duration budget also caps a running agent: it gets at most the time that is left.
+    const left = budgets.timeLeftMs(spec.rootEvalPath);
+    const capped = left !== undefined && left < spec.timeouts.agentMs;
+    const effective = capped
+      ? { ...spec, timeouts: { ...spec.timeouts, agentMs: Math.max(1000, left) } }
+      : spec;
+    opts.hooks.attemptStarted?.(spec, attempt, retry);
+    const result = await runAttempt({
+      spec: effective,
+      attempt,
+      retry,
+      baseline: baselines.get(baselineKey(spec.test.workspace, spec.timeouts.setupMs))!,
+      workDir: path.join(opts.workRoot, "attempts", `${caseIndex}-${slug(spec.test.id)}`, dirName),
+      evidenceDir: opts.hooks.evidenceDir(spec, dirName),
+      dirName,
+      runner: opts.runner,
+      keepWorkspace: opts.keepWorkspaces,
+    });
+    if (capped && result.failureKind === "agent_timeout") {
+      const limitText = formatDuration(budgets.durationOf(spec.rootEvalPath) ?? 0);
+      result.status = "error";
+      result.failureStage = "budget";
+      result.failureKind = "budget_exceeded";
+      result.message = `stopped: the run's duration budget (${limitText}) ran out while the agent worked`;
+    }
+    budgets.record(spec.rootEvalPath, result);
+    return result;
+  };
+
   const tasks: Promise<void>[] = [];
   for (let attempt = 1; attempt <= maxRepeat; attempt++) {
     runs.forEach((run, caseIndex) => {
       if (attempt > run.spec.repeat) return;
-      const spec = run.spec;
-      const baseline = baselines.get(baselineKey(spec.test.workspace, spec.timeouts.setupMs))!;
       tasks.push(
         limit(async () => {
-          const retry = 0;
-          const dirName = attemptDirName(attempt, retry);
-          opts.hooks.attemptStarted?.(spec, attempt, retry);
-          const result = await runAttempt({
-            spec,
-            attempt,
-            retry,
-            baseline,
-            workDir: path.join(opts.workRoot, "attempts", `${caseIndex}-${slug(spec.test.id)}`, dirName),
-            evidenceDir: opts.hooks.evidenceDir(spec, dirName),
-            dirName,
-            runner: opts.runner,
-            keepWorkspace: opts.keepWorkspaces,
-          });
-          run.tries.push(result);
-          await opts.hooks.attemptFinished(spec, result);
+          const spec = run.spec;
+          for (let retry = 0; ; retry++) {
+            const result = await runTry(run, caseIndex, attempt, retry);
+            run.tries.push(result);
+            await opts.hooks.attemptFinished(spec, result);
+            const again = spec.gate.onError === "retry" && retry < spec.gate.retries && isRetryable(result);
+            if (!again) break;
+            opts.hooks.retryPlanned?.(spec, attempt, retry + 1);
+          }
         }),
       );
     });
   }
   await Promise.all(tasks);
   for (const run of runs) run.tries.sort((a, b) => a.attempt - b.attempt || a.retry - b.retry);
-  return runs;
+  return { runs, budgetStops: budgets.stops() };
 }

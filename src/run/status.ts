@@ -9,6 +9,8 @@ export interface StageFacts {
   workspaceError?: string;
   setupError?: string;
   agent?: AgentRecord;
+  /** The last lines the agent printed (for the message of a crash). */
+  agentTail?: string;
   agentTimeoutMs?: number;
   grading?: Grading;
   diffEmpty?: boolean;
@@ -51,7 +53,7 @@ export function decideStatus(f: StageFacts): StatusDecision {
       failureKind: "agent_exit",
       message:
         a.error ??
-        `the agent exited with ${a.exitCode === null ? `signal ${a.signal}` : `status ${a.exitCode}`}`,
+        `the agent exited with ${a.exitCode === null ? `signal ${a.signal}` : `status ${a.exitCode}`}${lastLine(f.agentTail)}`,
     };
   }
   const g = f.grading;
@@ -104,4 +106,14 @@ export function decideStatus(f: StageFacts): StatusDecision {
     failureKind: "quality",
     message: why ? `${why}` : required,
   };
+}
+
+function lastLine(tail: string | undefined): string {
+  const line = (tail ?? "")
+    .split("\n")
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .at(-1);
+  if (!line) return "";
+  return `: ${line.length > 200 ? `${line.slice(0, 199)}…` : line}`;
 }

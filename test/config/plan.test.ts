@@ -56,7 +56,7 @@ describe("loadPlan", () => {
       ["shape", 0.4],
     ]);
     expect(c.repeat).toBe(1);
-    expect(c.gate).toEqual({ policy: "all_attempts_successful" });
+    expect(c.gate).toEqual({ policy: "all_attempts_successful", onError: "fail", retries: 0 });
     expect(c.timeouts.agentMs).toBe(20 * 60_000);
   });
 

@@ -1,0 +1,80 @@
+/** Comparing two bundles case by case (the `compare` command). */
+import { type CaseChange, compareCase } from "../gate/compare.js";
+import { type Bundle, rowKey } from "./read.js";
+import type { WireIdentity, WireIndexRow } from "./wire.js";
+
+export const COMPARE_SCHEMA = "evalgate.compare/v1";
+
+export interface ComparedCase extends WireIdentity {
+  suite: string;
+  change: CaseChange["change"];
+  base_verdict: string | null;
+  head_verdict: string | null;
+  base_attempts: { counted: number; passed: number } | null;
+  head_attempts: { counted: number; passed: number } | null;
+  success_rate_delta: number | null;
+  p_value: number | null;
+  significant: boolean;
+  head_flaky: boolean;
+  /** Whether the head's gate counts this regression (gate.regressions: fail). */
+  counted_by_gate: boolean;
+}
+
+export interface BundleComparison {
+  schema: typeof COMPARE_SCHEMA;
+  base: { run_id: string; git_sha: string | null };
+  head: { run_id: string; git_sha: string | null };
+  /** fail when a regression is counted by the head's gate. */
+  verdict: "pass" | "fail";
+  counts: Record<CaseChange["change"], number> & { significant: number };
+  cases: ComparedCase[];
+}
+
+const side = (r: WireIndexRow | undefined) =>
+  r && { verdict: r.verdict, counted: r.attempts.counted, passed: r.attempts.passed };
+
+export function compareBundles(base: Bundle, head: Bundle): BundleComparison {
+  const baseRows = new Map(base.rows.map((r) => [rowKey(r), r]));
+  const headRows = new Map(head.rows.map((r) => [rowKey(r), r]));
+  const rules = new Map(head.summary.evals.map((e) => [e.eval_path, e.regressions ?? "fail"]));
+  const keys = [...headRows.keys(), ...[...baseRows.keys()].filter((k) => !headRows.has(k))];
+  const cases: ComparedCase[] = keys.map((k) => {
+    const b = baseRows.get(k);
+    const h = headRows.get(k);
+    const row = (h ?? b)!;
+    const c = compareCase(side(b), side(h));
+    const rule = rules.get(h?.root_eval_path ?? row.eval_path) ?? "fail";
+    return {
+      eval_path: row.eval_path,
+      test_id: row.test_id,
+      target: row.target,
+      suite: row.suite,
+      change: c.change,
+      base_verdict: b?.verdict ?? null,
+      head_verdict: h?.verdict ?? null,
+      base_attempts: c.baseAttempts,
+      head_attempts: h ? { counted: h.attempts.counted, passed: h.attempts.passed } : null,
+      success_rate_delta: c.successRateDelta,
+      p_value: c.pValue,
+      significant: c.significant,
+      head_flaky: h?.flaky ?? false,
+      counted_by_gate: c.change === "regressed" && rule === "fail",
+    };
+  });
+  const count = (k: CaseChange["change"]) => cases.filter((c) => c.change === k).length;
+  return {
+    schema: COMPARE_SCHEMA,
+    base: { run_id: base.summary.run.id, git_sha: base.summary.git?.sha ?? null },
+    head: { run_id: head.summary.run.id, git_sha: head.summary.git?.sha ?? null },
+    verdict: cases.some((c) => c.counted_by_gate) ? "fail" : "pass",
+    counts: {
+      regressed: count("regressed"),
+      improved: count("improved"),
+      unchanged: count("unchanged"),
+      new: count("new"),
+      removed: count("removed"),
+      significant: cases.filter((c) => c.significant).length,
+    },
+    cases,
+  };
+}

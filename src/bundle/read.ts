@@ -1,0 +1,63 @@
+/** Reading a run bundle written by evalgate (for comparison, reports and merging). */
+import { readFile, stat } from "node:fs/promises";
+import path from "node:path";
+import { SUMMARY_SCHEMA, type WireIndexRow, type WireSummary } from "./wire.js";
+
+export class BundleError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "BundleError";
+  }
+}
+
+export interface Bundle {
+  dir: string;
+  summary: WireSummary;
+  rows: WireIndexRow[];
+}
+
+export function rowKey(r: { eval_path: string; test_id: string; target: string }): string {
+  return `${r.eval_path}\u0000${r.test_id}\u0000${r.target}`;
+}
+
+export async function readBundle(dir: string): Promise<Bundle> {
+  const abs = path.resolve(dir);
+  try {
+    if (!(await stat(abs)).isDirectory()) throw new BundleError(`${dir} is not a folder`);
+  } catch (error) {
+    if (error instanceof BundleError) throw error;
+    throw new BundleError(`${dir} does not exist`);
+  }
+  let summary: WireSummary;
+  try {
+    summary = JSON.parse(await readFile(path.join(abs, "summary.json"), "utf8")) as WireSummary;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new BundleError(
+      code === "ENOENT"
+        ? `${dir} is not an evalgate bundle: it has no summary.json`
+        : `${dir}/summary.json is not valid JSON: ${(error as Error).message}`,
+    );
+  }
+  if (summary?.schema !== SUMMARY_SCHEMA) {
+    throw new BundleError(
+      `${dir}/summary.json has schema ${JSON.stringify(summary?.schema)}; this evalgate reads ${SUMMARY_SCHEMA}`,
+    );
+  }
+  let text: string;
+  try {
+    text = await readFile(path.join(abs, summary.index ?? "index.jsonl"), "utf8");
+  } catch {
+    throw new BundleError(`${dir} is not a complete evalgate bundle: index.jsonl is missing`);
+  }
+  const rows: WireIndexRow[] = [];
+  text.split("\n").forEach((line, i) => {
+    if (!line.trim()) return;
+    try {
+      rows.push(JSON.parse(line) as WireIndexRow);
+    } catch {
+      throw new BundleError(`${dir}/index.jsonl line ${i + 1} is not valid JSON`);
+    }
+  });
+  return { dir: abs, summary, rows };
+}

@@ -1,0 +1,76 @@
+/**
+ * Comparison of a case with its baseline. Pure. Cases are matched by identity; the change is
+ * decided on verdicts, the delta and p-value on counted attempts only (errors are left out of both
+ * sides, so an error never looks like an improvement or a regression).
+ */
+import type { Verdict } from "./case.js";
+import { fisherOneSidedHigher, fisherOneSidedLower } from "./stats.js";
+
+export type ChangeKind = "regressed" | "improved" | "unchanged" | "new" | "removed";
+
+export interface SideCounts {
+  verdict: Verdict;
+  /** Attempts the verdict was decided on (errors excluded). */
+  counted: number;
+  passed: number;
+}
+
+export interface CaseChange {
+  change: ChangeKind;
+  baseVerdict: Verdict | null;
+  baseAttempts: { counted: number; passed: number } | null;
+  /** Head success rate minus base success rate (counted attempts only). */
+  successRateDelta: number | null;
+  /** One-sided Fisher exact p-value in the direction the rate moved (1 when it did not move). */
+  pValue: number | null;
+  significant: boolean;
+}
+
+export const SIGNIFICANCE = 0.05;
+
+export function compareCase(base: SideCounts | undefined, head: SideCounts | undefined): CaseChange {
+  if (!base) {
+    return {
+      change: "new",
+      baseVerdict: null,
+      baseAttempts: null,
+      successRateDelta: null,
+      pValue: null,
+      significant: false,
+    };
+  }
+  const baseAttempts = { counted: base.counted, passed: base.passed };
+  if (!head) {
+    return {
+      change: "removed",
+      baseVerdict: base.verdict,
+      baseAttempts,
+      successRateDelta: null,
+      pValue: null,
+      significant: false,
+    };
+  }
+  let change: ChangeKind = "unchanged";
+  if (base.verdict === "pass" && head.verdict === "fail") change = "regressed";
+  else if (base.verdict === "fail" && head.verdict === "pass") change = "improved";
+  let successRateDelta: number | null = null;
+  let pValue: number | null = null;
+  if (base.counted > 0 && head.counted > 0) {
+    const baseRate = base.passed / base.counted;
+    const headRate = head.passed / head.counted;
+    successRateDelta = Math.round((headRate - baseRate) * 1e9) / 1e9;
+    if (headRate < baseRate)
+      pValue = fisherOneSidedLower(base.passed, base.counted, head.passed, head.counted);
+    else if (headRate > baseRate)
+      pValue = fisherOneSidedHigher(base.passed, base.counted, head.passed, head.counted);
+    else pValue = 1;
+  }
+  return {
+    change,
+    baseVerdict: base.verdict,
+    baseAttempts,
+    successRateDelta,
+    pValue,
+    significant: pValue !== null && pValue < SIGNIFICANCE,
+  };
+}
