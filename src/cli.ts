@@ -5,11 +5,12 @@
 import path from "node:path";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { compareBundles } from "./bundle/compare.js";
+import { mergeBundles } from "./bundle/merge.js";
 import { type Bundle, BundleError, readBundle } from "./bundle/read.js";
 import { ConfigError, UsageError } from "./config/errors.js";
 import { loadPlan } from "./config/plan.js";
 import { StreamLogger } from "./log.js";
-import { type RunOptions, runEvals } from "./pipeline.js";
+import { newRunId, type RunOptions, runEvals } from "./pipeline.js";
 import { renderComparisonMarkdown } from "./report/compare.js";
 import { LineProgress, LiveProgress, type Progress, SilentProgress } from "./report/console.js";
 import { renderCaseTable, renderRunFooter } from "./report/table.js";
@@ -33,6 +34,16 @@ function positiveInt(name: string) {
       throw new InvalidArgumentError(`${name} must be a whole number of at least 1`);
     return n;
   };
+}
+
+function parseShard(value: string): { index: number; total: number } {
+  const m = /^(\d+)\/(\d+)$/.exec(value.trim());
+  const index = Number(m?.[1]);
+  const total = Number(m?.[2]);
+  if (!m || total < 1 || index < 1 || index > total) {
+    throw new InvalidArgumentError("--shard takes I/N with 1 <= I <= N, e.g. 2/4");
+  }
+  return { index, total };
 }
 
 function collect(value: string, previous: string[] = []): string[] {
@@ -109,9 +120,8 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
     .option("--keep-workspaces", "keep each attempt's workspace for inspection")
     .option("--json", "print summary.json on stdout instead of the progress and table")
     .option("--baseline <dir>", "compare with a baseline bundle (the base branch's run)")
-    .addOption(new Option("--shard <i/n>", "run one shard of the cases").hideHelp())
+    .option("--shard <i/n>", "run shard I of N (merge the shards' bundles with evalgate merge)", parseShard)
     .action(async (paths: string[], o: Record<string, unknown>) => {
-      if (o.shard) throw new UsageError("--shard is not available in this version yet");
       const json = Boolean(o.json);
       const progress: Progress = json
         ? new SilentProgress()
@@ -131,6 +141,7 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
         workDir: o.workDir as string | undefined,
         keepWorkspaces: Boolean(o.keepWorkspaces),
         baseline: o.baseline as string | undefined,
+        shard: o.shard as RunOptions["shard"],
       };
       const result = await runEvals(opts, {
         runner: new ChildProcessRunner(),
@@ -142,6 +153,14 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
         stdout.write(
           `\n${renderCaseTable(result.rows)}\n\n${renderRunFooter(result.summary, result.bundleDir)}\n`,
         );
+      }
+      if (opts.shard) {
+        // A shard sees part of the cases: the run's gate is decided when the shards are merged.
+        if (!json)
+          stdout.write(
+            `shard ${opts.shard.index}/${opts.shard.total}: the gate is decided by evalgate merge over every shard\n`,
+          );
+        throw new Exit(EXIT.pass);
       }
       throw new Exit(result.summary.gate.verdict === "pass" ? EXIT.pass : EXIT.fail);
     });
@@ -177,6 +196,35 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
           : renderComparisonMarkdown(comparison),
       );
       throw new Exit(comparison.verdict === "pass" ? EXIT.pass : EXIT.fail);
+    });
+
+  program
+    .command("merge")
+    .description(
+      "merge the bundles of every shard of one run into one bundle, and decide the gate over all cases",
+    )
+    .argument("<bundles...>", "the shard bundle folders")
+    .requiredOption("--out <dir>", "the merged bundle folder (new or empty)")
+    .option("--baseline <dir>", "compare the merged cases with a baseline bundle")
+    .option("--json", "print the merged summary.json on stdout")
+    .action(async (bundles: string[], o: { out: string; baseline?: string; json?: boolean }) => {
+      const baseline = o.baseline ? await readBundleArg(o.baseline, cwd) : undefined;
+      const merged = await mergeBundles({
+        bundles: bundles.map((b) => path.resolve(cwd, b)),
+        out: path.resolve(cwd, o.out),
+        runId: newRunId(),
+        version: VERSION,
+        ...(baseline ? { baseline } : {}),
+      }).catch((error) => {
+        if (error instanceof BundleError) throw new UsageError(error.message);
+        throw error;
+      });
+      if (o.json) stdout.write(`${JSON.stringify(merged.summary, null, 2)}\n`);
+      else
+        stdout.write(
+          `${renderCaseTable(merged.rows)}\n\n${renderRunFooter(merged.summary, path.resolve(cwd, o.out))}\n`,
+        );
+      throw new Exit(merged.summary.gate.verdict === "pass" ? EXIT.pass : EXIT.fail);
     });
 
   try {

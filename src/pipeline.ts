@@ -7,16 +7,16 @@ import { existsSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { comparisonSummary } from "./bundle/compare.js";
 import { type Bundle, BundleError, readBundle, rowKey } from "./bundle/read.js";
-import { buildSummary } from "./bundle/summary.js";
-import type { WireComparison, WireIndexRow, WireSummary } from "./bundle/wire.js";
+import { buildSummary, gateFromRows, wireEvals } from "./bundle/summary.js";
+import type { WireIndexRow, WireSummary } from "./bundle/wire.js";
 import { BundleWriter, type FinishedCase } from "./bundle/write.js";
 import { UsageError } from "./config/errors.js";
 import { loadPlan, type PlanOptions } from "./config/plan.js";
 import { identityKey, type Plan } from "./config/types.js";
 import { decideCase } from "./gate/case.js";
 import { compareCase } from "./gate/compare.js";
-import { decideRun } from "./gate/run.js";
 import type { Logger } from "./log.js";
 import type { Progress } from "./report/console.js";
 import { type ExecuteResult, executePlan } from "./run/schedule.js";
@@ -30,6 +30,8 @@ export interface RunOptions extends PlanOptions {
   /** Scratch folder for workspaces. Default: $RUNNER_TEMP or the system temp folder. */
   workDir?: string;
   keepWorkspaces?: boolean;
+  /** Run only shard `index` of `total` (1-based): round-robin over the cases sorted by identity. */
+  shard?: { index: number; total: number };
   /** A baseline bundle folder to compare with (the base branch's run). */
   baseline?: string;
   /** The commit being evaluated (the action passes the PR head). Default: HEAD of projectRoot. */
@@ -78,7 +80,7 @@ async function gitInfo(root: string, sha?: string): Promise<WireSummary["git"]> 
 }
 
 export async function runEvals(opts: RunOptions, deps: RunDeps): Promise<RunOutcome> {
-  const plan = await loadPlan(opts);
+  const plan = shardPlan(await loadPlan(opts), opts.shard);
   for (const note of plan.notes) deps.logger.info(`note: ${note}`);
   const baseline = opts.baseline ? await readBaseline(opts.baseline) : undefined;
   const startedAt = new Date();
@@ -141,19 +143,10 @@ export async function runEvals(opts: RunOptions, deps: RunDeps): Promise<RunOutc
       : null;
     return { spec: r.spec, tries: r.tries, decision, change };
   });
-  const gate = decideRun(
-    plan.roots,
-    finished.map((c) => ({
-      identity: c.spec.identity,
-      rootEvalPath: c.spec.rootEvalPath,
-      suite: c.spec.suite,
-      decision: c.decision,
-      change: c.change,
-    })),
-    executed.budgetStops,
-  );
   const rows = await bundle.writeCases(finished);
-  const filtered = Boolean(opts.targets?.length || opts.tests?.length || opts.tags?.length);
+  const evals = wireEvals(plan.roots, rows);
+  const gate = gateFromRows(evals, rows, executed.budgetStops);
+  const filtered = Boolean(opts.targets?.length || opts.tests?.length || opts.tags?.length || opts.shard);
   const summary = buildSummary(
     {
       id: runId,
@@ -168,14 +161,29 @@ export async function runEvals(opts: RunOptions, deps: RunDeps): Promise<RunOutc
         tags: [...(opts.tags ?? [])],
       },
       git: await gitInfo(plan.projectRoot, opts.gitSha),
+      ...(opts.shard ? { shard: opts.shard } : {}),
     },
-    plan.roots,
-    finished,
+    evals,
+    rows,
     gate,
-    baseline ? summarizeComparison(baseline, finished, filtered) : null,
+    executed.budgetStops,
+    baseline ? comparisonSummary(baseline, rows, filtered) : null,
   );
   await bundle.writeSummary(summary);
   return { runId, bundleDir, summary, rows, plan };
+}
+
+/** The cases of one shard: round-robin over the cases sorted by identity, so shards stay balanced. */
+export function shardPlan(plan: Plan, shard: RunOptions["shard"]): Plan {
+  if (!shard) return plan;
+  const sorted = [...plan.cases].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const mine = new Set(sorted.filter((_, i) => i % shard.total === shard.index - 1));
+  const cases = plan.cases.filter((c) => mine.has(c));
+  return {
+    ...plan,
+    cases,
+    roots: plan.roots.filter((r) => cases.some((c) => c.rootEvalPath === r.evalPath)),
+  };
 }
 
 async function readBaseline(dir: string): Promise<Bundle> {
@@ -185,35 +193,4 @@ async function readBaseline(dir: string): Promise<Bundle> {
     if (error instanceof BundleError) throw new UsageError(`--baseline: ${error.message}`);
     throw error;
   }
-}
-
-/** Counts of changes, and the baseline's cases this run no longer has. */
-export function summarizeComparison(
-  baseline: Bundle,
-  finished: readonly FinishedCase[],
-  filtered: boolean,
-): WireComparison {
-  const count = (k: string) => finished.filter((c) => c.change?.change === k).length;
-  const here = new Set(finished.map((c) => identityKey(c.spec.identity)));
-  const evalPaths = new Set(finished.map((c) => c.spec.identity.evalPath));
-  const removed = filtered
-    ? []
-    : baseline.rows.filter((r) => evalPaths.has(r.eval_path) && !here.has(rowKey(r)));
-  return {
-    baseline_run_id: baseline.summary.run.id,
-    baseline_git_sha: baseline.summary.git?.sha ?? null,
-    regressed: count("regressed"),
-    improved: count("improved"),
-    unchanged: count("unchanged"),
-    new: count("new"),
-    removed: removed.length,
-    significant: finished.filter((c) => c.change?.significant).length,
-    removed_cases: removed.map((r) => ({
-      eval_path: r.eval_path,
-      test_id: r.test_id,
-      target: r.target,
-      suite: r.suite,
-      base_verdict: r.verdict,
-    })),
-  };
 }

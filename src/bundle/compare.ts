@@ -1,7 +1,7 @@
 /** Comparing two bundles case by case (the `compare` command). */
 import { type CaseChange, compareCase } from "../gate/compare.js";
 import { type Bundle, rowKey } from "./read.js";
-import type { WireIdentity, WireIndexRow } from "./wire.js";
+import { type WireComparison, type WireIdentity, type WireIndexRow, wireChange } from "./wire.js";
 
 export const COMPARE_SCHEMA = "evalgate.compare/v1";
 
@@ -76,5 +76,45 @@ export function compareBundles(base: Bundle, head: Bundle): BundleComparison {
       significant: cases.filter((c) => c.significant).length,
     },
     cases,
+  };
+}
+
+/** Sets each row's `change` against the baseline's rows (merging shards against a baseline). */
+export function applyBaseline(rows: WireIndexRow[], baseline: Bundle): void {
+  const baseRows = new Map(baseline.rows.map((r) => [rowKey(r), r]));
+  for (const r of rows) r.change = wireChange(compareCase(side(baseRows.get(rowKey(r))), side(r)));
+}
+
+/**
+ * The summary's comparison block from rows whose `change` is set. Removed cases are the baseline's
+ * cases of the same eval files that this run does not have; a filtered run reports none.
+ */
+export function comparisonSummary(
+  baseline: Bundle,
+  rows: readonly WireIndexRow[],
+  filtered: boolean,
+): WireComparison {
+  const count = (k: string) => rows.filter((r) => r.change?.change === k).length;
+  const here = new Set(rows.map(rowKey));
+  const evalPaths = new Set(rows.map((r) => r.eval_path));
+  const removed = filtered
+    ? []
+    : baseline.rows.filter((r) => evalPaths.has(r.eval_path) && !here.has(rowKey(r)));
+  return {
+    baseline_run_id: baseline.summary.run.id,
+    baseline_git_sha: baseline.summary.git?.sha ?? null,
+    regressed: count("regressed"),
+    improved: count("improved"),
+    unchanged: count("unchanged"),
+    new: count("new"),
+    removed: removed.length,
+    significant: rows.filter((r) => r.change?.significant).length,
+    removed_cases: removed.map((r) => ({
+      eval_path: r.eval_path,
+      test_id: r.test_id,
+      target: r.target,
+      suite: r.suite,
+      base_verdict: r.verdict,
+    })),
   };
 }

@@ -1,8 +1,18 @@
-/** The run's summary.json: counts and rollups over the finished cases. */
+/**
+ * The run's summary.json, computed from the index rows so that a run and a merge of shards produce
+ * it the same way.
+ */
 import type { EvalRoot } from "../config/types.js";
-import type { RunGate } from "../gate/run.js";
-import { SUMMARY_SCHEMA, type WireComparison, type WireSummary, type WireTargetRollup } from "./wire.js";
-import type { FinishedCase } from "./write.js";
+import type { CaseDecision } from "../gate/case.js";
+import type { CaseChange } from "../gate/compare.js";
+import { decideRun, type GateCase, type RunGate } from "../gate/run.js";
+import {
+  SUMMARY_SCHEMA,
+  type WireComparison,
+  type WireIndexRow,
+  type WireSummary,
+  type WireTargetRollup,
+} from "./wire.js";
 
 export interface RunInfo {
   id: string;
@@ -13,25 +23,117 @@ export interface RunInfo {
   repeatOverride?: number;
   filters: { targets: string[]; tests: string[]; tags: string[] };
   git: WireSummary["git"];
+  shard?: { index: number; total: number };
+  mergedFrom?: string[];
+}
+
+export type WireEval = WireSummary["evals"][number];
+
+export function wireEvals(roots: readonly EvalRoot[], rows: readonly WireIndexRow[]): WireEval[] {
+  return roots.map((r) => ({
+    eval_path: r.evalPath,
+    name: r.name,
+    description: r.description ?? null,
+    tags: r.tags,
+    min_case_pass_rate: r.minCasePassRate,
+    regressions: r.regressions,
+    budget: {
+      cost_usd: r.budget.costUsd ?? null,
+      tokens: r.budget.tokens ?? null,
+      duration_ms: r.budget.durationMs ?? null,
+    },
+    cases: rows.filter((row) => row.root_eval_path === r.evalPath).length,
+  }));
+}
+
+/** The roots' run-level rules, back from summary.json (for merging shards). */
+export function rootsOf(evals: readonly WireEval[]): EvalRoot[] {
+  return evals.map((e) => {
+    const root: EvalRoot = {
+      path: e.eval_path,
+      evalPath: e.eval_path,
+      name: e.name,
+      tags: e.tags ?? {},
+      minCasePassRate: e.min_case_pass_rate,
+      regressions: e.regressions,
+      budget: {},
+    };
+    if (e.description) root.description = e.description;
+    if (e.budget.cost_usd !== null) root.budget.costUsd = e.budget.cost_usd;
+    if (e.budget.tokens !== null) root.budget.tokens = e.budget.tokens;
+    if (e.budget.duration_ms !== null) root.budget.durationMs = e.budget.duration_ms;
+    return root;
+  });
+}
+
+/** The run gate, decided again from index rows (merging shards). */
+export function gateFromRows(
+  evals: readonly WireEval[],
+  rows: readonly WireIndexRow[],
+  budgetStops: ReadonlyMap<string, string>,
+): RunGate {
+  const cases: GateCase[] = rows.map((r) => {
+    const decision: CaseDecision = {
+      verdict: r.verdict,
+      classification: r.classification,
+      flaky: r.flaky,
+      counts: {
+        planned: r.attempts.planned,
+        counted: r.attempts.counted,
+        passed: r.attempts.passed,
+        failed: r.attempts.failed,
+        errored: r.attempts.errored,
+        timedOut: r.attempts.timed_out,
+        cancelled: r.attempts.cancelled,
+        retried: r.attempts.retried,
+      },
+      stats: {
+        attemptSuccessRate: r.attempt_success_rate,
+        wilson95: null,
+        meanScore: r.mean_score,
+        meanPassRate: r.mean_pass_rate,
+        passAtK: [],
+        passHatK: [],
+      },
+      reason: r.reason,
+    };
+    const change: CaseChange | null = r.change
+      ? {
+          change: r.change.change,
+          baseVerdict: (r.change.base_verdict as CaseChange["baseVerdict"]) ?? null,
+          baseAttempts: r.change.base_attempts,
+          successRateDelta: r.change.success_rate_delta,
+          pValue: r.change.p_value,
+          significant: r.change.significant,
+        }
+      : null;
+    return {
+      identity: { evalPath: r.eval_path, testId: r.test_id, target: r.target },
+      rootEvalPath: r.root_eval_path,
+      suite: r.suite,
+      decision,
+      change,
+    };
+  });
+  return decideRun(rootsOf(evals), cases, budgetStops);
 }
 
 export function buildSummary(
   info: RunInfo,
-  roots: readonly EvalRoot[],
-  cases: readonly FinishedCase[],
+  evals: readonly WireEval[],
+  rows: readonly WireIndexRow[],
   gate: RunGate,
+  budgetStops: ReadonlyMap<string, string>,
   comparison: WireComparison | null = null,
 ): WireSummary {
-  const decisions = cases.map((c) => c.decision);
   const targets = new Map<string, WireTargetRollup>();
-  for (const c of cases) {
-    const t = c.spec.target;
-    let roll = targets.get(t.name);
+  for (const r of rows) {
+    let roll = targets.get(r.target);
     if (!roll) {
       roll = {
-        name: t.name,
-        provider: t.provider,
-        model: t.model ?? null,
+        name: r.target,
+        provider: r.provider,
+        model: r.model,
         cases: 0,
         passed: 0,
         failed: 0,
@@ -41,22 +143,23 @@ export function buildSummary(
         attempts_passed: 0,
         attempt_success_rate: null,
       };
-      targets.set(t.name, roll);
+      targets.set(r.target, roll);
     }
-    const d = c.decision;
     roll.cases++;
-    if (d.verdict === "pass") roll.passed++;
-    if (d.verdict === "fail") roll.failed++;
-    if (d.verdict === "error") roll.errored++;
-    if (d.flaky) roll.flaky++;
-    roll.attempts += d.counts.counted;
-    roll.attempts_passed += d.counts.passed;
+    if (r.verdict === "pass") roll.passed++;
+    if (r.verdict === "fail") roll.failed++;
+    if (r.verdict === "error") roll.errored++;
+    if (r.flaky) roll.flaky++;
+    roll.attempts += r.attempts.counted;
+    roll.attempts_passed += r.attempts.passed;
   }
   for (const roll of targets.values()) {
     roll.attempt_success_rate = roll.attempts > 0 ? roll.attempts_passed / roll.attempts : null;
   }
   const tags: Record<string, string> = {};
-  for (const r of roots) Object.assign(tags, r.tags);
+  for (const e of evals) Object.assign(tags, e.tags ?? {});
+  const tries = rows.flatMap((r) => r.runs);
+  const verdicts = (v: string) => rows.filter((r) => r.verdict === v).length;
   return {
     schema: SUMMARY_SCHEMA,
     run: {
@@ -70,36 +173,26 @@ export function buildSummary(
       concurrency: info.concurrency,
       repeat_override: info.repeatOverride ?? null,
       filters: info.filters,
+      shard: info.shard ?? null,
+      merged_from: info.mergedFrom ?? null,
     },
     git: info.git,
     tags,
-    evals: roots.map((r) => ({
-      eval_path: r.evalPath,
-      name: r.name,
-      description: r.description ?? null,
-      min_case_pass_rate: r.minCasePassRate,
-      regressions: r.regressions,
-      budget: {
-        cost_usd: r.budget.costUsd ?? null,
-        tokens: r.budget.tokens ?? null,
-        duration_ms: r.budget.durationMs ?? null,
-      },
-      cases: cases.filter((c) => c.spec.rootEvalPath === r.evalPath).length,
-    })),
-    gate,
+    evals: [...evals],
+    gate: {
+      ...gate,
+      budget_stops: [...budgetStops.entries()].map(([eval_path, reason]) => ({ eval_path, reason })),
+    },
     counts: {
-      cases: cases.length,
-      passed: decisions.filter((d) => d.verdict === "pass").length,
-      failed: decisions.filter((d) => d.verdict === "fail").length,
-      errored: decisions.filter((d) => d.verdict === "error").length,
-      flaky: decisions.filter((d) => d.flaky).length,
-      attempts: cases.reduce((a, c) => a + c.tries.length, 0),
-      attempts_passed: cases.reduce((a, c) => a + c.tries.filter((t) => t.status === "passed").length, 0),
-      attempts_failed: cases.reduce((a, c) => a + c.tries.filter((t) => t.status === "failed").length, 0),
-      attempts_errored: cases.reduce(
-        (a, c) => a + c.tries.filter((t) => t.status === "error" || t.status === "timeout").length,
-        0,
-      ),
+      cases: rows.length,
+      passed: verdicts("pass"),
+      failed: verdicts("fail"),
+      errored: verdicts("error"),
+      flaky: rows.filter((r) => r.flaky).length,
+      attempts: tries.length,
+      attempts_passed: tries.filter((t) => t.status === "passed").length,
+      attempts_failed: tries.filter((t) => t.status === "failed").length,
+      attempts_errored: tries.filter((t) => t.status === "error" || t.status === "timeout").length,
     },
     targets: [...targets.values()],
     comparison,

@@ -162,6 +162,10 @@ export interface WireSummary {
     concurrency: number;
     repeat_override: number | null;
     filters: { targets: string[]; tests: string[]; tags: string[] };
+    /** This bundle is shard `index` of `total` (1-based), or null. */
+    shard: { index: number; total: number } | null;
+    /** Run ids of the shard bundles this bundle was merged from, or null. */
+    merged_from: string[] | null;
   };
   git: { sha: string | null; branch: string | null; dirty: boolean | null } | null;
   tags: Record<string, string>;
@@ -169,12 +173,19 @@ export interface WireSummary {
     eval_path: string;
     name: string;
     description: string | null;
+    tags: Record<string, string>;
     min_case_pass_rate: number;
     regressions: "fail" | "warn" | "ignore";
     budget: { cost_usd: number | null; tokens: number | null; duration_ms: number | null };
     cases: number;
   }[];
-  gate: { verdict: "pass" | "fail"; reasons: string[]; warnings: string[] };
+  gate: {
+    verdict: "pass" | "fail";
+    reasons: string[];
+    warnings: string[];
+    /** Eval files whose budget was spent, and why. */
+    budget_stops: { eval_path: string; reason: string }[];
+  };
   counts: {
     cases: number;
     passed: number;

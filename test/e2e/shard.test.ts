@@ -1,0 +1,68 @@
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { ROOT, readJson, readJsonl, runCli, tempDir } from "../helpers.js";
+
+interface Row {
+  test_id: string;
+  target: string;
+  verdict: string;
+  result_dir: string;
+}
+
+describe("--shard and merge", () => {
+  const dir = tempDir();
+  const shards = [1, 2, 3].map((i) => {
+    const out = path.join(dir, `s${i}`);
+    const r = runCli(["run", "examples/quickstart", "--shard", `${i}/3`, "--out", out], ROOT);
+    return { out, r };
+  });
+  const whole = path.join(dir, "whole");
+  runCli(["run", "examples/quickstart", "--out", whole], ROOT);
+
+  it("splits the cases into disjoint shards that exit 0 and leave the gate to merge", () => {
+    const ids = shards.flatMap((s) =>
+      readJsonl<Row>(path.join(s.out, "index.jsonl")).map((r) => `${r.test_id}/${r.target}`),
+    );
+    expect(ids).toHaveLength(9);
+    expect(new Set(ids).size).toBe(9);
+    for (const s of shards) {
+      expect(s.r.code).toBe(0);
+      expect(s.r.stdout).toMatch(/shard \d\/3: the gate is decided by evalgate merge/);
+      expect(readJson<{ run: { shard: unknown } }>(path.join(s.out, "summary.json")).run.shard).toMatchObject(
+        { total: 3 },
+      );
+    }
+  });
+
+  it("merges the shards into the bundle and verdict of the whole run", () => {
+    const merged = path.join(dir, "merged");
+    const r = runCli(["merge", ...shards.map((s) => s.out), "--out", merged], ROOT);
+    expect(r.code).toBe(0);
+    const rows = readJsonl<Row>(path.join(merged, "index.jsonl"));
+    const wholeRows = readJsonl<Row>(path.join(whole, "index.jsonl"));
+    const key = (x: Row) => `${x.test_id}/${x.target}=${x.verdict}`;
+    expect(rows.map(key).sort()).toEqual(wholeRows.map(key).sort());
+    for (const row of rows) expect(readJson(path.join(merged, row.result_dir, "summary.json"))).toBeTruthy();
+    const summary = readJson<{ gate: unknown; counts: unknown; run: { merged_from: string[] } }>(
+      path.join(merged, "summary.json"),
+    );
+    const wholeSummary = readJson<{ gate: unknown; counts: unknown }>(path.join(whole, "summary.json"));
+    expect(summary.gate).toEqual(wholeSummary.gate);
+    expect(summary.counts).toEqual(wholeSummary.counts);
+    expect(summary.run.merged_from).toHaveLength(3);
+  });
+
+  it("refuses a missing shard, a shard given twice and a bad --shard", () => {
+    const missing = runCli(["merge", shards[0]!.out, shards[2]!.out, "--out", path.join(dir, "m2")], ROOT);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("shard 2/3 missing: a merged verdict needs every shard");
+    const twice = runCli(
+      ["merge", shards[0]!.out, shards[0]!.out, shards[1]!.out, "--out", path.join(dir, "m3")],
+      ROOT,
+    );
+    expect(twice.stderr).toContain("shard 1/3 appears twice");
+    const bad = runCli(["run", "examples/quickstart", "--shard", "4/3"], ROOT);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--shard takes I/N with 1 <= I <= N");
+  });
+});
