@@ -193,6 +193,20 @@ describe("the llm-judge scorer against a local chat-completions server", () => {
     });
   });
 
+  it("is an error when nothing listens at base_url", async () => {
+    const closed = await startOpenAIServer({ script: [] });
+    const url = closed.url;
+    await closed.close();
+    const ctx = await scorerContext({
+      files: FILES,
+      change: FIX,
+      options: { type: "llm-judge", rubric: "r", model: "judge-1", base_url: url, max_retries: 1 },
+    });
+    const result = await llmJudgeScorer.run(ctx);
+    expect(result).toMatchObject({ state: "error", details: { requests: 2 } });
+    expect(result.reason).toBe(`cannot reach ${url}/chat/completions: ECONNREFUSED`);
+  });
+
   it("is an error without a request when the API key variable is not set", async () => {
     server = await startOpenAIServer({ script: [] });
     const ctx = await scorerContext({
