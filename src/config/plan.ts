@@ -7,6 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import picomatch from "picomatch";
 import { glob } from "tinyglobby";
+import { scorerFor } from "../scorers/index.js";
 import {
   AGENT_PLACEHOLDERS,
   programOf,
@@ -484,6 +485,9 @@ class Planner {
             }
           });
         }
+      }
+      for (const p of scorerFor(s.type).check?.(s, item.dir) ?? []) {
+        this.problem(item.src, [...item.at, ...(p.at ?? [])], p.message, p.hint);
       }
       out.push({
         name,

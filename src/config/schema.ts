@@ -105,13 +105,128 @@ export const diffScorerSchema = z
   })
   .describe("Checks the shape of the agent's diff");
 
+export const testsScorerSchema = z
+  .strictObject({
+    type: z.literal("tests"),
+    ...scorerBase,
+    ...commandLike,
+    report: z
+      .string()
+      .min(1)
+      .describe(
+        "The JUnit XML report(s) the command writes: a path or glob relative to cwd (default: the workspace); removed before the command runs",
+      ),
+    fail_to_pass: z
+      .array(z.string().min(1))
+      .optional()
+      .describe("Tests that must pass (a skipped or missing one does not); names as in the report"),
+    pass_to_pass: z
+      .array(z.string().min(1))
+      .optional()
+      .describe("Tests that must not fail (a missing one counts as failing)"),
+  })
+  .describe("Runs a test command and grades its JUnit XML report; without lists, every test must pass");
+
+export const AST_GREP_LANGUAGES = [
+  "typescript",
+  "tsx",
+  "javascript",
+  "html",
+  "css",
+  "python",
+  "go",
+  "rust",
+  "java",
+] as const;
+
+export const astGrepScorerSchema = z
+  .strictObject({
+    type: z.literal("ast-grep"),
+    ...scorerBase,
+    pattern: z
+      .string()
+      .min(1)
+      .describe("An ast-grep pattern: code with $VAR (one node) and $$$ (any number)"),
+    selector: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "a node kind such as call_expression")
+      .optional()
+      .describe(
+        "A node kind: the pattern is then context code and only this node of it is matched (ast-grep's contextual pattern)",
+      ),
+    lang: z.enum(AST_GREP_LANGUAGES).describe("The language of the pattern and of the files searched"),
+    path: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'A folder, file or glob inside the workspace (default "."); folders give the language\'s files',
+      ),
+    exclude: z
+      .array(z.string())
+      .optional()
+      .describe("Globs of files not to search (node_modules and .git never are)"),
+    expect: z
+      .enum(["present", "absent", "count"])
+      .optional()
+      .describe("present (default): at least one match; absent: none; count: between min and max"),
+    min: z.number().int().nonnegative().optional().describe("With expect: count, the fewest matches allowed"),
+    max: z.number().int().nonnegative().optional().describe("With expect: count, the most matches allowed"),
+    only_changed: z.boolean().optional().describe("Search only the files the agent added or changed"),
+  })
+  .describe("Searches the workspace for an AST pattern with ast-grep");
+
+export const llmJudgeScorerSchema = z
+  .strictObject({
+    type: z.literal("llm-judge"),
+    ...scorerBase,
+    rubric: z.string().min(1).optional().describe("What the judge checks (or rubric_file)"),
+    rubric_file: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("A file holding the rubric, relative to the eval file"),
+    model: z.string().min(1).describe("The judge model, as the endpoint names it"),
+    base_url: z
+      .string()
+      .regex(/^https?:\/\/[^\s]+$/, "an http(s) URL")
+      .optional()
+      .describe(
+        "An OpenAI-compatible API; POST {base_url}/chat/completions (default https://api.openai.com/v1)",
+      ),
+    api_key_env: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name")
+      .optional()
+      .describe("The variable holding the API key; read by evalgate, never given to agents"),
+    max_diff_tokens: z
+      .number()
+      .int()
+      .min(100)
+      .optional()
+      .describe("The diff is cut to about this many tokens (default 12000), and the prompt says so"),
+    max_retries: z.number().int().min(0).max(10).optional().describe("Retries on 429 and 5xx (default 3)"),
+    temperature: z.number().min(0).max(2).optional().describe("Default 0"),
+    price: z
+      .strictObject({
+        input_per_mtok: z.number().nonnegative(),
+        output_per_mtok: z.number().nonnegative(),
+      })
+      .optional()
+      .describe("USD per million input and output tokens, to record the judge's cost"),
+  })
+  .describe('A model grades the diff against a rubric and answers {"score", "pass", "reason"}');
+
 export const scorerSchema = z.discriminatedUnion("type", [
   commandScorerSchema,
   scriptScorerSchema,
   fileScorerSchema,
   diffScorerSchema,
+  testsScorerSchema,
+  astGrepScorerSchema,
+  llmJudgeScorerSchema,
 ]);
-export const SCORER_TYPES = ["command", "script", "file", "diff"] as const;
+export const SCORER_TYPES = ["command", "script", "file", "diff", "tests", "ast-grep", "llm-judge"] as const;
 
 export const seedSchema = z
   .strictObject({

@@ -91,7 +91,8 @@ export async function git(args: readonly string[], opts: GitOptions = {}): Promi
 
 export async function gitBuffer(args: readonly string[], opts: GitOptions = {}): Promise<Buffer> {
   const out = await gitRaw(args, { ...opts, binary: true });
-  return typeof out === "string" ? Buffer.from(out) : out;
+  // execa 9 hands binary output over as a plain Uint8Array, whose toString() ignores "utf8".
+  return typeof out === "string" ? Buffer.from(out) : Buffer.from(out.buffer, out.byteOffset, out.byteLength);
 }
 
 async function gitRaw(args: readonly string[], opts: GitOptions): Promise<string | Buffer> {
