@@ -224,7 +224,8 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
       } else {
         const view = await loadReportView(dir, { evidence: o.format === "html" ? "all" : "problems" }).catch(
           (error) => {
-            if (error instanceof BundleError) throw new UsageError(error.message);
+            // Name the folder as the user typed it.
+            if (error instanceof BundleError) throw new UsageError(error.message.replaceAll(dir, bundlePath));
             throw error;
           },
         );
