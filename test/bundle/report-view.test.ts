@@ -108,7 +108,26 @@ describe("loadReportView", () => {
     writeFileSync(secret, "TOP SECRET\n");
     rmSync(path.join(copy, row.result_dir, "run-1", "agent.log"));
     symlinkSync(secret, path.join(copy, row.result_dir, "run-1", "agent.log"));
+    const summaryFile = path.join(copy, "summary.json");
+    const summary = JSON.parse(readFileSync(summaryFile, "utf8"));
+    const rollup = {
+      input_tokens: 5000,
+      output_tokens: 700,
+      cached_tokens: 100,
+      cost_usd: 0.05,
+      attempts: 2,
+      attempts_without_usage: 1,
+    };
+    summary.usage = rollup;
+    summary.targets[0].usage = rollup;
+    writeFileSync(summaryFile, JSON.stringify(summary));
     const view = await loadReportView(copy);
+    expect(view.usage).toEqual(view.targets[0]!.usage);
+    expect(view.usage).toMatchObject({ inputTokens: 5000, costUsd: 0.05, attemptsWithoutUsage: 1 });
+    // Usage known for only some attempts is a lower bound.
+    expect(renderComment(view, { key: "k", maxChars: 65_536 })).toMatch(
+      /\| bot \| .* \| ≥ \\\$0\.05 \| ≥ 6 k \|/,
+    );
     expect(view.problems).toContain("../../../etc/passwd: the path leaves the bundle; not read");
     expect(view.problems).toContain(`${row.result_dir}/run-1/grading.json: missing`);
     const e = view.cases.find((c) => c.testId === "evil")!;

@@ -1,11 +1,11 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { XMLValidator } from "fast-xml-parser";
-import { type DefaultTreeAdapterMap, parse } from "parse5";
+import { parse } from "parse5";
 import { describe, expect, it } from "vitest";
 import { parseJUnit } from "../../src/scorers/junit.js";
 import { readJsonl, runCli, sh, tempDir, writeFiles } from "../helpers.js";
-import { checkComment, outsideFences } from "../report/markdown-check.js";
+import { checkComment, htmlElements, outsideFences } from "../report/markdown-check.js";
 
 const HOSTILE = "@octocat <img src=x onerror=alert(1)>";
 
@@ -50,18 +50,6 @@ tests:
   return dir;
 }
 
-type Element = DefaultTreeAdapterMap["element"];
-function elements(node: DefaultTreeAdapterMap["parentNode"], out: Element[] = []): Element[] {
-  for (const c of node.childNodes) {
-    if ("tagName" in c) {
-      out.push(c);
-      elements(c, out);
-      if (c.tagName === "template") elements((c as DefaultTreeAdapterMap["template"]).content, out);
-    }
-  }
-  return out;
-}
-
 describe("reports of a real run against a baseline", () => {
   const dir = suite();
   const base = runCli(["run", "--out", "base"], dir, { MODE: "base" });
@@ -80,6 +68,11 @@ describe("reports of a real run against a baseline", () => {
     expect(md).toMatch(/\| ❗ error \| crash \| bot \| 0\/0 \(2 errors\) \|/);
     expect(md).toContain("Error: 529 overloaded\\_error");
     expect(md).toContain("<details><summary>✅ 1 more case passed on every attempt</summary>");
+    // summary.json carries the baseline's per-target numbers, which the deltas come from.
+    const summary = JSON.parse(read("summary.json"));
+    const baseSummary = JSON.parse(readFileSync(path.join(dir, "base", "summary.json"), "utf8"));
+    expect(summary.comparison.targets).toEqual(baseSummary.targets);
+    expect(md).toContain("| bot | 1 (−2) | 3 (+1) | 1 | 1 (+1) | 38 % (−32 pp) | — | — |");
     // The agent's output is there, escaped: nothing renders as HTML, nobody is pinged.
     const prose = outsideFences(md).join("\n");
     expect(prose).not.toMatch(/<img|@octocat/);
@@ -107,7 +100,7 @@ describe("reports of a real run against a baseline", () => {
   it("report.html is one self-contained page with every case, no script, no image, the agent's text as text", () => {
     const html = read("report.html");
     const doc = parse(html);
-    const els = elements(doc);
+    const els = htmlElements(doc);
     const tags = new Set(els.map((e) => e.tagName));
     for (const t of ["script", "img", "iframe", "object", "embed", "link"])
       expect(tags.has(t), t).toBe(false);

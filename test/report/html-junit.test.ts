@@ -1,22 +1,12 @@
 import { XMLParser, XMLValidator } from "fast-xml-parser";
-import { type DefaultTreeAdapterMap, parse } from "parse5";
+import { parse } from "parse5";
 import { describe, expect, it } from "vitest";
 import { renderHtml } from "../../src/report/html.js";
 import { renderJUnit } from "../../src/report/junit.js";
 import { parseJUnit } from "../../src/scorers/junit.js";
+import { htmlElements } from "./markdown-check.js";
 import { failingRun, HOSTILE, hostileRun } from "./scenarios.js";
 import { evidence, kase, run, scorer, view } from "./views.js";
-
-type Element = DefaultTreeAdapterMap["element"];
-function elements(node: DefaultTreeAdapterMap["parentNode"], out: Element[] = []): Element[] {
-  for (const c of node.childNodes) {
-    if ("tagName" in c) {
-      out.push(c);
-      elements(c, out);
-    }
-  }
-  return out;
-}
 
 /** Text XML 1.0 forbids, and text that breaks naive XML writers. */
 const WICKED = `a\u0001b\u0008c\u000Bd\uFFFEe\uD800f]]>g<h & "i" 'j' --> \u{1F600} \r\nnext`;
@@ -65,7 +55,7 @@ describe("report.html", () => {
 
   it("shows hostile text as text: no element, attribute or URL an agent wrote", () => {
     const html = renderHtml(hostileRun());
-    const els = elements(parse(html));
+    const els = htmlElements(parse(html));
     expect(els.map((e) => e.tagName).filter((t) => ["img", "script", "iframe"].includes(t))).toEqual([]);
     for (const e of els) for (const a of e.attrs) expect(a.name.startsWith("on")).toBe(false);
     expect(html).toContain(HOSTILE.replace("<", "&lt;").replace(">", "&gt;"));
