@@ -236,8 +236,11 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
               ? renderJUnit(view)
               : renderComment(view, { key: "default", maxChars: COMMENT_MAX_CHARS });
       }
-      if (o.out) await writeFile(path.resolve(cwd, o.out), text);
-      else stdout.write(text);
+      if (o.out) {
+        await writeFile(path.resolve(cwd, o.out), text).catch((error: NodeJS.ErrnoException) => {
+          throw new UsageError(`--out ${o.out}: cannot write the file (${error.code ?? error.message})`);
+        });
+      } else stdout.write(text);
       throw new Exit(EXIT.pass);
     });
 

@@ -153,5 +153,10 @@ describe("reports of a real run against a baseline", () => {
     const f = runCli(["report", "head", "--format", "pdf"], dir);
     expect(f.code).toBe(2);
     expect(f.stderr).toContain("argument 'pdf' is invalid");
+    const out = runCli(["report", "head", "--out", "no/such/dir/c.md"], dir);
+    expect(out).toMatchObject({
+      code: 2,
+      stderr: "evalgate: --out no/such/dir/c.md: cannot write the file (ENOENT)\n",
+    });
   });
 });
