@@ -7,6 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import picomatch from "picomatch";
 import { glob } from "tinyglobby";
+import { deniedVariable, EVALGATE_VARIABLES } from "../sandbox/env.js";
 import { scorerFor } from "../scorers/index.js";
 import {
   AGENT_PLACEHOLDERS,
@@ -62,9 +63,6 @@ export interface PlanOptions {
   repeat?: number;
   concurrency?: number;
 }
-
-/** Variables of the runner that no agent, setup or scorer may ever receive. */
-const FORBIDDEN_ENV = /^(GITHUB_|ACTIONS_|RUNNER_|INPUT_)|^(GH_TOKEN|GH_ENTERPRISE_TOKEN|GITHUB_TOKEN)$/;
 
 interface LoadedEval {
   src: YamlSource;
@@ -197,6 +195,7 @@ class Planner {
         );
       }
       this.checkPassthrough(src, [...at, "env_passthrough"], t.env_passthrough);
+      this.checkFixedEnv(src, [...at, "env"], t.env);
       let command: Command | undefined;
       if (t.command) {
         command = resolveAgentCommand(toCommand(t.command), dir);
@@ -229,15 +228,30 @@ class Planner {
 
   checkPassthrough(src: YamlSource, at: PathKey[], names: readonly string[] | undefined): void {
     (names ?? []).forEach((name, i) => {
-      if (FORBIDDEN_ENV.test(name)) {
+      const why = deniedVariable(name);
+      if (why) {
         this.problem(
           src,
           [...at, i],
-          `${name} is a variable of the CI runner and is never passed to agents, setup or scorers`,
+          `${name} ${why}; it is never passed to agents, setup or scorers`,
           "pass a dedicated secret with its own name instead (for example MY_AGENT_API_KEY)",
         );
       }
     });
+  }
+
+  /** A target's fixed `env:` values may not impersonate the runner's variables or evalgate's own. */
+  checkFixedEnv(src: YamlSource, at: PathKey[], values: Record<string, string> | undefined): void {
+    for (const name of Object.keys(values ?? {})) {
+      const why =
+        deniedVariable(name) ??
+        ((EVALGATE_VARIABLES as readonly string[]).includes(name)
+          ? "is set by evalgate for every attempt"
+          : undefined);
+      if (why) {
+        this.problem(src, at, `${name} ${why}; env: cannot set it`, "give the value another name", name);
+      }
+    }
   }
 
   async collect(

@@ -185,6 +185,49 @@ describe("loadPlan", () => {
     ]);
   });
 
+  it("names file, line, key and why for every denied variable, in targets, setup and scorers", async () => {
+    const problems = await problemsOf({
+      "x.eval.yaml": `name: shop
+targets:
+  - name: a
+    provider: noop
+    env_passthrough: [OK_KEY, actions_id_token_request_token, GITHUB_ENV, HOME, GH_TOKEN]
+    env: { RUNNER_TEMP: /x, EVALGATE_ATTEMPT: "9", PLAIN: yes }
+workspace:
+  seed: { path: project }
+  setup: { command: "true", env_passthrough: [INPUT_GITHUB_TOKEN, STATE_x] }
+tests:
+  - id: one
+    instruction: do it
+    scorers:
+      - { type: command, run: "true", env_passthrough: [TMPDIR, RUNNER_OS, SCORER_KEY] }
+`,
+    });
+    const got = problems.map((p) => `${p.file}:${p.line}: ${p.key}`);
+    expect(got).toEqual([
+      "x.eval.yaml:5: targets[0].env_passthrough[1]",
+      "x.eval.yaml:5: targets[0].env_passthrough[2]",
+      "x.eval.yaml:5: targets[0].env_passthrough[3]",
+      "x.eval.yaml:5: targets[0].env_passthrough[4]",
+      "x.eval.yaml:6: targets[0].env.RUNNER_TEMP",
+      "x.eval.yaml:6: targets[0].env.EVALGATE_ATTEMPT",
+      "x.eval.yaml:9: workspace.setup.env_passthrough[0]",
+      "x.eval.yaml:9: workspace.setup.env_passthrough[1]",
+      "x.eval.yaml:14: tests[0].scorers[0].env_passthrough[0]",
+      "x.eval.yaml:14: tests[0].scorers[0].env_passthrough[1]",
+    ]);
+    const byKey = Object.fromEntries(problems.map((p) => [p.key, p.message]));
+    expect(byKey["targets[0].env_passthrough[1]"]).toMatch(
+      /^actions_id_token_request_token is a variable of the CI runner .*never passed/,
+    );
+    expect(byKey["targets[0].env_passthrough[2]"]).toMatch(/files that steer later workflow steps/);
+    expect(byKey["targets[0].env_passthrough[3]"]).toMatch(/HOME is set by evalgate/);
+    expect(byKey["targets[0].env_passthrough[4]"]).toMatch(/GH_TOKEN is a GitHub token/);
+    expect(byKey["targets[0].env.EVALGATE_ATTEMPT"]).toMatch(
+      /set by evalgate for every attempt; env: cannot set it/,
+    );
+  });
+
   it("rejects an agent command that does not exist, and unknown placeholders", async () => {
     const problems = await problemsOf({
       "x.eval.yaml": GOOD.replace(
