@@ -20,6 +20,7 @@ import {
 } from "./commands.js";
 import { discoverEvalFiles } from "./discover.js";
 import { parseDuration } from "./duration.js";
+import { parseSize } from "./size.js";
 import { type ConfigProblem, didYouMean, ProblemList, UsageError } from "./errors.js";
 import { keyPath, lineOf, type PathKey, readYaml, validate, type YamlSource } from "./load.js";
 import {
@@ -38,15 +39,19 @@ import {
   type CaseGate,
   type CaseSpec,
   type Command,
+  DEFAULT_LIMITS,
   DEFAULT_TIMEOUTS,
   type EvalRoot,
   identityKey,
+  type Limits,
   type Plan,
   type ScorerSpec,
+  type ScoringGuards,
   type SeedSpec,
   type SetupSpec,
   type TargetSpec,
   type Timeouts,
+  type VerifierSpec,
 } from "./types.js";
 
 export interface PlanOptions {
@@ -77,6 +82,7 @@ interface Policy {
   repeat?: number;
   gate?: GateInput;
   timeouts?: EvalFileInput["timeouts"];
+  limits?: EvalFileInput["limits"];
 }
 
 interface Owner {
@@ -296,6 +302,7 @@ class Planner {
             repeat: owner.policy.repeat ?? loaded.file.repeat,
             gate: owner.policy.gate ?? loaded.file.gate,
             timeouts: { ...loaded.file.timeouts, ...owner.policy.timeouts },
+            limits: { ...loaded.file.limits, ...owner.policy.limits },
           };
           await this.collect(
             loaded.file.tests,
@@ -416,6 +423,75 @@ class Planner {
       if (setupInput.instructions) setup.instructions = setupInput.instructions;
     }
     return { seed, setup };
+  }
+
+  /**
+   * Protected globs and hidden verifiers: a test's list replaces the eval file's. Verifier files
+   * must exist and must not be inside a folder seed (the agent would see them there).
+   */
+  async resolveGuards(
+    def: { input?: WorkspaceInput; src: YamlSource; at: PathKey[]; dir: string },
+    over: { input?: WorkspaceInput; src: YamlSource; at: PathKey[]; dir: string },
+    seed: SeedSpec | undefined,
+  ): Promise<ScoringGuards> {
+    const protFrom = over.input?.protected ? over : def;
+    const globs = protFrom.input?.protected ?? [];
+    globs.forEach((g, i) => {
+      const at = [...protFrom.at, "protected", i];
+      const problem = workspaceRelativeProblem(g);
+      if (problem) {
+        this.problem(protFrom.src, at, `protected path "${g}" ${problem}`, 'for example "test/**"');
+        return;
+      }
+      try {
+        picomatch.makeRe(g, { dot: true, strictBrackets: true });
+      } catch (e) {
+        this.problem(protFrom.src, at, `bad glob "${g}": ${(e as Error).message}`);
+      }
+    });
+    const verFrom = over.input?.verifiers ? over : def;
+    const verifiers: VerifierSpec[] = [];
+    for (const [i, v] of (verFrom.input?.verifiers ?? []).entries()) {
+      const at = [...verFrom.at, "verifiers", i];
+      const from = path.resolve(verFrom.dir, v.from);
+      const toProblem = workspaceRelativeProblem(v.to);
+      if (toProblem) {
+        this.problem(
+          verFrom.src,
+          [...at, "to"],
+          `verifier destination "${v.to}" ${toProblem}`,
+          "for example to: test/cart.test.js",
+        );
+        continue;
+      }
+      let exists = false;
+      try {
+        await stat(from);
+        exists = true;
+      } catch {
+        exists = false;
+      }
+      if (!exists) {
+        this.problem(
+          verFrom.src,
+          [...at, "from"],
+          `verifier ${this.display(from)} does not exist`,
+          `paths are relative to ${this.display(verFrom.dir) || "."}/`,
+        );
+        continue;
+      }
+      if (seed?.kind === "path" && isInside(from, seed.path)) {
+        this.problem(
+          verFrom.src,
+          [...at, "from"],
+          `verifier ${this.display(from)} is inside the seed folder ${this.display(seed.path)}, so the agent would see it`,
+          "keep hidden verifiers outside the seed, for example in a verifiers/ folder beside the eval file",
+        );
+        continue;
+      }
+      verifiers.push({ from, to: path.posix.normalize(v.to.replaceAll("\\", "/")).replace(/\/+$/, "") });
+    }
+    return { protected: [...globs], verifiers };
   }
 
   resolveScorers(
@@ -551,12 +627,35 @@ class Planner {
   }
 }
 
+/** Why `p` is not a plain path inside the workspace, or undefined when it is. */
+function workspaceRelativeProblem(p: string): string | undefined {
+  const posix = p.replaceAll("\\", "/");
+  if (posix.startsWith("/") || /^[A-Za-z]:/.test(posix)) return "must be relative to the workspace";
+  const norm = path.posix.normalize(posix);
+  if (norm === ".." || norm.startsWith("../")) return "leaves the workspace";
+  if (norm === "." || norm === "./") return "is the whole workspace";
+  if (norm === ".git" || norm.startsWith(".git/")) return "is inside .git, which evalgate manages";
+  return undefined;
+}
+
+function isInside(child: string, parent: string): boolean {
+  const rel = path.relative(parent, child);
+  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
+}
+
 function budgetOf(b: GateInput["budget"]): Budget {
   const out: Budget = {};
   if (b?.cost_usd !== undefined) out.costUsd = b.cost_usd;
   if (b?.tokens !== undefined) out.tokens = b.tokens;
   if (b?.duration !== undefined) out.durationMs = parseDuration(b.duration);
   return out;
+}
+
+function limitsOf(l: Policy["limits"]): Limits {
+  return {
+    diffBytes: l?.diff !== undefined ? parseSize(l.diff) : DEFAULT_LIMITS.diffBytes,
+    logBytes: l?.log !== undefined ? parseSize(l.log) : DEFAULT_LIMITS.logBytes,
+  };
 }
 
 function timeoutsOf(t: Policy["timeouts"]): Timeouts {
@@ -582,7 +681,12 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
     const owner: Owner = {
       loaded,
       targets: planner.resolveTargets(loaded),
-      policy: { repeat: loaded.file.repeat, gate: loaded.file.gate, timeouts: loaded.file.timeouts },
+      policy: {
+        repeat: loaded.file.repeat,
+        gate: loaded.file.gate,
+        timeouts: loaded.file.timeouts,
+        limits: loaded.file.limits,
+      },
     };
     const mine: TestRecord[] = [];
     await planner.collect(
@@ -686,11 +790,15 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
         );
       }
     }
-    const ws = await planner.resolveWorkspace(
-      { input: ownerFile.file.workspace, src: ownerFile.src, at: ["workspace"], dir: ownerFile.dir },
-      { input: test.workspace, src: rec.src, at: [...rec.at, "workspace"], dir: rec.dir },
-      label,
-    );
+    const wsDefault = {
+      input: ownerFile.file.workspace,
+      src: ownerFile.src,
+      at: ["workspace"],
+      dir: ownerFile.dir,
+    };
+    const wsOverride = { input: test.workspace, src: rec.src, at: [...rec.at, "workspace"], dir: rec.dir };
+    const ws = await planner.resolveWorkspace(wsDefault, wsOverride, label);
+    const guards = await planner.resolveGuards(wsDefault, wsOverride, ws?.seed);
     const timeouts = timeoutsOf(owner.policy.timeouts);
     const scorerItems = [
       ...(test.scorers ?? []).map((scorer, i) => ({
@@ -768,11 +876,12 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
           instruction,
           threshold: test.threshold ?? 1,
           tags: test.tags ?? [],
-          workspace: ws,
+          workspace: { ...ws, ...guards },
           scorers,
         },
         target,
         repeat: opts.repeat ?? test.repeat ?? owner.policy.repeat ?? 1,
+        limits: limitsOf(owner.policy.limits),
         gate,
         timeouts: {
           ...timeouts,

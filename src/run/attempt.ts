@@ -1,5 +1,6 @@
 /**
- * The attempt lifecycle: fresh workspace → agent → capture diff → scorers → status.
+ * The attempt lifecycle: fresh workspace → agent → capture diff → restore protected paths and copy
+ * in hidden verifiers → scorers → status.
  * Evidence (logs, patch) goes straight into the attempt's folder of the bundle.
  */
 import { chmod, copyFile, mkdir, rm, writeFile } from "node:fs/promises";
@@ -13,6 +14,7 @@ import { scorerFor } from "../scorers/index.js";
 import type { ScorerResult } from "../scorers/types.js";
 import { type CapturedDiff, captureDiff, materializeAttempt } from "../workspace/attempt.js";
 import type { PreparedBaseline } from "../workspace/baseline.js";
+import { installVerifiers, restoreProtected } from "../workspace/protect.js";
 import { decideStatus, type StageFacts } from "./status.js";
 import type { AgentRecord, AttemptResult, Usage } from "./types.js";
 
@@ -160,6 +162,17 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     }
     await writeFile(path.join(evidenceDir, "diff.patch"), diff.patch);
     facts.diffEmpty = diff.files.length === 0;
+    // The diff keeps what the agent did to protected paths (evidence); the scorers see them restored,
+    // and the hidden verifiers appear only now.
+    const guards = spec.test.workspace;
+    try {
+      const tampered = await restoreProtected(b.dir, ws, guards.protected);
+      if (tampered.length > 0) facts.tampered = tampered;
+      await installVerifiers(ws, guards.verifiers);
+    } catch (error) {
+      facts.workspaceError = `cannot prepare the workspace for scoring: ${(error as Error).message}`;
+      return result();
+    }
     phases.diffMs = Math.round(performance.now() - d0);
 
     const s0 = performance.now();

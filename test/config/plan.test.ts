@@ -228,6 +228,63 @@ tests:
     );
   });
 
+  it("resolves protected globs and hidden verifiers; a test's lists replace the file's", async () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      ...PROJECT,
+      "verifiers/cart.test.js": "",
+      "verifiers/suite/a.test.js": "",
+      "x.eval.yaml": `targets: [{ name: n, provider: noop }]
+workspace:
+  seed: { path: project }
+  protected: ["test/**"]
+  verifiers: [{ from: verifiers/cart.test.js, to: test/cart.test.js }]
+tests:
+  - { id: a, instruction: x, scorers: [{ type: command, run: "true" }] }
+  - id: b
+    instruction: x
+    workspace: { protected: [], verifiers: [{ from: verifiers/suite, to: ./checks/ }] }
+    scorers: [{ type: command, run: "true" }]
+`,
+    });
+    const plan = await loadPlan({ cwd: dir, paths: ["."] });
+    const [a, b] = plan.cases.map((c) => c.test.workspace);
+    expect(a!.protected).toEqual(["test/**"]);
+    expect(a!.verifiers).toEqual([
+      { from: path.join(dir, "verifiers/cart.test.js"), to: "test/cart.test.js" },
+    ]);
+    expect(b!.protected).toEqual([]);
+    expect(b!.verifiers).toEqual([{ from: path.join(dir, "verifiers/suite"), to: "checks" }]);
+    expect(b!.seed).toEqual(a!.seed);
+  });
+
+  it("rejects bad protected globs and verifiers that are missing, escape, or sit in the seed", async () => {
+    const problems = await problemsOf({
+      "project/test/hidden.test.js": "",
+      "x.eval.yaml": `targets: [{ name: n, provider: noop }]
+workspace:
+  seed: { path: project }
+  protected: ["test/**", "../outside/**", "/abs", "src/[a"]
+  verifiers:
+    - { from: verifiers/missing.js, to: test/a.js }
+    - { from: project/test/hidden.test.js, to: test/h.js }
+    - { from: x.eval.yaml, to: ../escape.js }
+    - { from: x.eval.yaml, to: .git/hooks/pre-commit }
+tests:
+  - { id: a, instruction: x, scorers: [{ type: command, run: "true" }] }
+`,
+    });
+    expect(problems.map((p) => `${p.line}: ${p.key}: ${p.message}`)).toEqual([
+      '4: workspace.protected[1]: protected path "../outside/**" leaves the workspace',
+      '4: workspace.protected[2]: protected path "/abs" must be relative to the workspace',
+      expect.stringMatching(/^4: workspace\.protected\[3\]: bad glob "src\/\[a"/),
+      "6: workspace.verifiers[0].from: verifier verifiers/missing.js does not exist",
+      "7: workspace.verifiers[1].from: verifier project/test/hidden.test.js is inside the seed folder project, so the agent would see it",
+      '8: workspace.verifiers[2].to: verifier destination "../escape.js" leaves the workspace',
+      '9: workspace.verifiers[3].to: verifier destination ".git/hooks/pre-commit" is inside .git, which evalgate manages',
+    ]);
+  });
+
   it("rejects an agent command that does not exist, and unknown placeholders", async () => {
     const problems = await problemsOf({
       "x.eval.yaml": GOOD.replace(
