@@ -108,6 +108,7 @@ export class BundleWriter {
         score: t.grading?.score ?? null,
         pass_rate: t.grading?.passRate ?? null,
         duration_ms: t.durationMs,
+        diff_truncated: t.diff?.truncated ?? false,
         dir: t.dirName,
       }));
       const summary: WireCaseSummary = this.redactor.deep({
@@ -164,6 +165,7 @@ export class BundleWriter {
             retry: t.retry,
             status: t.status,
             failure_kind: t.failureKind ?? null,
+            diff_truncated: t.diff?.truncated ?? false,
             dir: `${resultDir}/${t.dirName}`,
             result_path: `${resultDir}/${t.dirName}/result.json`,
             grading_path: t.grading ? `${resultDir}/${t.dirName}/grading.json` : null,

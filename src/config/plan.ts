@@ -20,7 +20,6 @@ import {
 } from "./commands.js";
 import { discoverEvalFiles } from "./discover.js";
 import { parseDuration } from "./duration.js";
-import { parseSize } from "./size.js";
 import { type ConfigProblem, didYouMean, ProblemList, UsageError } from "./errors.js";
 import { keyPath, lineOf, type PathKey, readYaml, validate, type YamlSource } from "./load.js";
 import {
@@ -34,6 +33,7 @@ import {
   type TestInput,
   type WorkspaceInput,
 } from "./schema.js";
+import { parseSize } from "./size.js";
 import {
   type Budget,
   type CaseGate,

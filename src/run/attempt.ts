@@ -8,7 +8,7 @@ import path from "node:path";
 import type { CaseSpec } from "../config/types.js";
 import { providerFor } from "../providers/index.js";
 import { buildEnv } from "../sandbox/env.js";
-import type { ProcessRunner } from "../sandbox/process.js";
+import { type ProcessRunner, runnerWith } from "../sandbox/process.js";
 import { type Grading, grade } from "../scorers/grading.js";
 import { scorerFor } from "../scorers/index.js";
 import type { ScorerResult } from "../scorers/types.js";
@@ -53,6 +53,8 @@ async function removeTree(dir: string): Promise<void> {
 
 export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
   const { spec, evidenceDir } = input;
+  // Agent and scorer logs keep what this case's limits.log allows.
+  const runner = runnerWith(input.runner, { logCapBytes: spec.limits.logBytes });
   const startedAt = new Date();
   const t0 = performance.now();
   const phases = { workspaceMs: 0, agentMs: 0, diffMs: 0, scorersMs: 0 };
@@ -137,7 +139,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
         home,
         tmp,
       }),
-      runner: input.runner,
+      runner,
     });
     phases.agentMs = Math.round(performance.now() - a0);
     const agent: AgentRecord = {
@@ -155,7 +157,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     const d0 = performance.now();
     try {
       await chmod(ws, 0o755).catch(() => undefined);
-      diff = await captureDiff(b, ws, path.join(input.workDir, "capture.index"));
+      diff = await captureDiff(b, ws, path.join(input.workDir, "capture.index"), spec.limits.diffBytes);
     } catch (error) {
       facts.workspaceError = `cannot capture the agent's changes: ${(error as Error).message}`;
       return result();
@@ -181,14 +183,15 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     const scorerTmp = path.join(input.workDir, "scorer-tmp");
     await mkdir(scorerHome, { recursive: true });
     await mkdir(scorerTmp, { recursive: true });
-    facts.grading = await scoreAttempt(spec, ws, diff, evidenceDir, input.runner, scorerHome, scorerTmp);
+    facts.grading = await scoreAttempt(spec, ws, diff, evidenceDir, runner, scorerHome, scorerTmp);
     phases.scorersMs = Math.round(performance.now() - s0);
     const r = result();
     r.diff = {
       files: diff.files,
       additions: diff.additions,
       deletions: diff.deletions,
-      bytes: diff.patch.length,
+      bytes: diff.patchBytes,
+      truncated: diff.truncated,
     };
     return r;
   } finally {
