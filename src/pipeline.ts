@@ -20,6 +20,7 @@ import { compareCase } from "./gate/compare.js";
 import type { Logger } from "./log.js";
 import type { Progress } from "./report/console.js";
 import { type ExecuteResult, executePlan } from "./run/schedule.js";
+import { checkBwrap } from "./sandbox/bwrap.js";
 import { type ProcessRunner, runnerWith } from "./sandbox/process.js";
 import type { Redactor } from "./sandbox/redact.js";
 import { runSecrets } from "./sandbox/secrets.js";
@@ -133,6 +134,7 @@ async function runPlan(
       `note: ${name} is passed through but its value is shorter than 4 characters, so it is not redacted from the bundle; pass settings that are not secret with env:`,
     );
   }
+  const bwrap = await sandboxProgram(plan);
   const baseline = opts.baseline ? await readBaseline(opts.baseline) : undefined;
   const startedAt = new Date();
   const runId = newRunId(startedAt);
@@ -151,6 +153,7 @@ async function runPlan(
       workRoot,
       runner: deps.runner,
       keepWorkspaces: opts.keepWorkspaces ?? false,
+      ...(bwrap ? { bwrap } : {}),
       hooks: {
         evidenceDir: (spec, dirName) => bundle.evidenceDir(spec, dirName),
         attemptStarted: () => deps.progress.attemptStarted(),
@@ -222,6 +225,20 @@ async function runPlan(
   );
   const summary = await bundle.writeSummary(built);
   return { runId, bundleDir, summary, rows, plan };
+}
+
+/**
+ * When a target asks for sandbox: bwrap, bubblewrap must be installed and able to create namespaces
+ * here: checked once before anything runs, so the run stops with one clear message instead of
+ * failing every attempt.
+ */
+async function sandboxProgram(plan: Plan): Promise<string | undefined> {
+  const targets = [...new Set(plan.cases.filter((c) => c.target.sandbox).map((c) => c.target.name))];
+  if (targets.length === 0) return undefined;
+  const check = await checkBwrap();
+  if (check.ok) return check.program;
+  const who = `target${targets.length > 1 ? "s" : ""} ${targets.join(", ")}`;
+  throw new UsageError(`${who} use${targets.length > 1 ? "" : "s"} sandbox: bwrap, but ${check.message}`);
 }
 
 /** The cases of one shard: round-robin over the cases sorted by identity, so shards stay balanced. */

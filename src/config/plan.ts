@@ -2,6 +2,7 @@
  * Eval files → the resolved Plan. Every problem of every file is collected and reported together,
  * before anything runs.
  */
+import { existsSync } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -45,6 +46,7 @@ import {
   identityKey,
   type Limits,
   type Plan,
+  type SandboxSpec,
   type ScorerSpec,
   type ScoringGuards,
   type SeedSpec,
@@ -224,12 +226,55 @@ class Planner {
         envPassthrough: t.env_passthrough ?? [],
       };
       if (command) spec.command = command;
+      const sandbox = this.resolveSandbox(loaded, t, at);
+      if (sandbox) spec.sandbox = sandbox;
       if (t.model) spec.model = t.model;
       if (t.timeout !== undefined) spec.timeoutMs = parseDuration(t.timeout);
       this.targetOrigins.set(spec, { src, at });
       out.push(spec);
     });
     return out;
+  }
+
+  /** A target's `sandbox:` (a string or an object), with its read-only folders checked. */
+  private resolveSandbox(loaded: LoadedEval, t: TargetInput, at: PathKey[]): SandboxSpec | undefined {
+    const input = t.sandbox;
+    if (input === undefined) return undefined;
+    const o = typeof input === "string" ? { type: input } : input;
+    const sat = [...at, "sandbox"];
+    if (o.type === "none") {
+      if (typeof input !== "string" && (input.network !== undefined || input.read_only !== undefined)) {
+        this.problem(
+          loaded.src,
+          sat,
+          "network and read_only apply with type: bwrap",
+          "use type: bwrap, or remove them",
+        );
+      }
+      return undefined;
+    }
+    if (t.provider === "reference" || t.provider === "noop") {
+      this.problem(
+        loaded.src,
+        sat,
+        `provider "${t.provider}" runs no agent program, so there is nothing to sandbox`,
+        "remove sandbox from this target",
+      );
+      return undefined;
+    }
+    const readOnly: string[] = [];
+    (typeof input === "string" ? [] : (input.read_only ?? [])).forEach((p, i) => {
+      const abs = path.resolve(loaded.dir, p);
+      if (!existsSync(abs)) {
+        this.problem(
+          loaded.src,
+          [...sat, "read_only", i],
+          `folder ${this.display(abs)} does not exist`,
+          `paths are relative to ${this.display(loaded.dir) || "."}/`,
+        );
+      } else readOnly.push(abs);
+    });
+    return { kind: "bwrap", network: typeof input === "string" ? false : (input.network ?? false), readOnly };
   }
 
   checkPassthrough(src: YamlSource, at: PathKey[], names: readonly string[] | undefined): void {

@@ -56,6 +56,25 @@ export const targetSchema = z
     env: z.record(z.string(), z.string()).optional().describe("Fixed, non-secret environment values"),
     env_passthrough: envNames.optional(),
     timeout: duration.optional().describe("Agent timeout for this target (overrides timeouts.agent)"),
+    sandbox: z
+      .union([
+        z.enum(["none", "bwrap"]),
+        z.strictObject({
+          type: z.enum(["none", "bwrap"]),
+          network: z
+            .boolean()
+            .optional()
+            .describe("With bwrap: let the agent reach the network (default false: no network at all)"),
+          read_only: z
+            .array(z.string().min(1))
+            .optional()
+            .describe("With bwrap: more folders the agent may read, relative to the eval file"),
+        }),
+      ])
+      .optional()
+      .describe(
+        "none (default), or bwrap: run the agent under bubblewrap, seeing only the system read-only, its attempt folder writable, no network",
+      ),
   })
   .describe("One agent under test");
 

@@ -66,6 +66,15 @@ export interface ScorerSpec {
   options: ScorerInput;
 }
 
+/** `sandbox: bwrap`: the agent runs under bubblewrap (sandbox/bwrap.ts). */
+export interface SandboxSpec {
+  kind: "bwrap";
+  /** The agent may reach the network (default: a new, empty network namespace). */
+  network: boolean;
+  /** Extra folders mounted read-only (absolute). */
+  readOnly: string[];
+}
+
 export interface TargetSpec {
   name: string;
   provider: ProviderName;
@@ -75,6 +84,7 @@ export interface TargetSpec {
   env: Record<string, string>;
   envPassthrough: string[];
   timeoutMs?: number;
+  sandbox?: SandboxSpec;
 }
 
 export interface TestSpec {

@@ -7,6 +7,7 @@ import { chmod, copyFile, mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { CaseSpec } from "../config/types.js";
 import { providerFor } from "../providers/index.js";
+import { sandboxedRunner } from "../sandbox/bwrap.js";
 import { buildEnv } from "../sandbox/env.js";
 import { type ProcessRunner, runnerWith } from "../sandbox/process.js";
 import { type Grading, grade } from "../scorers/grading.js";
@@ -31,6 +32,8 @@ export interface AttemptInput {
   dirName: string;
   runner: ProcessRunner;
   keepWorkspace: boolean;
+  /** The bubblewrap program, checked before the run, for targets with sandbox: bwrap. */
+  bwrap?: string;
 }
 
 export const PROMPT_SEPARATOR = "\n\n";
@@ -115,6 +118,12 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     const agentLog = path.join(evidenceDir, "agent.log");
     await writeFile(agentLog, "");
     const target = spec.target;
+    let agentRunner = runner;
+    if (target.sandbox) {
+      if (!input.bwrap) throw new Error("internal: sandbox: bwrap without a checked bubblewrap program");
+      // The agent may write its attempt folder only (workspace, HOME, TMPDIR, its output file).
+      agentRunner = sandboxedRunner(runner, input.bwrap, target.sandbox, [input.workDir]);
+    }
     const a0 = performance.now();
     const outcome = await providerFor(target.provider).run({
       target,
@@ -139,7 +148,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
         home,
         tmp,
       }),
-      runner,
+      runner: agentRunner,
     });
     phases.agentMs = Math.round(performance.now() - a0);
     const agent: AgentRecord = {

@@ -46,7 +46,8 @@ export function bwrapArgs(spec: ProcessSpec, sandbox: SandboxSpec, writable: rea
     mounted.push(dir);
   };
   // DNS: /etc/resolv.conf often points into /run (systemd-resolved).
-  if (sandbox.network && existsSync("/etc/resolv.conf")) readOnly(path.dirname(realpathSync("/etc/resolv.conf")));
+  if (sandbox.network && existsSync("/etc/resolv.conf"))
+    readOnly(path.dirname(realpathSync("/etc/resolv.conf")));
   for (const dir of (spec.env.PATH ?? "").split(path.delimiter)) readOnly(dir);
   const program = programOf(spec.command);
   if (program && path.isAbsolute(program)) readOnly(path.dirname(program));
@@ -69,7 +70,8 @@ export function sandboxedRunner(
   writable: readonly string[],
 ): ProcessRunner {
   return {
-    run: (spec) => inner.run({ ...spec, command: wrapped(bwrap, bwrapArgs(spec, sandbox, writable), spec.command) }),
+    run: (spec) =>
+      inner.run({ ...spec, command: wrapped(bwrap, bwrapArgs(spec, sandbox, writable), spec.command) }),
   };
 }
 
