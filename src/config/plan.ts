@@ -509,14 +509,7 @@ class Planner {
         );
         continue;
       }
-      let exists = false;
-      try {
-        await stat(from);
-        exists = true;
-      } catch {
-        exists = false;
-      }
-      if (!exists) {
+      if (!existsSync(from)) {
         this.problem(
           verFrom.src,
           [...at, "from"],

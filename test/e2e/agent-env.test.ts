@@ -5,6 +5,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { BASE_VARIABLES } from "../../src/sandbox/env.js";
 import { readJsonl, runCli, tempDir, writeFiles } from "../helpers.js";
 
 const RUNNER_SECRETS = {
@@ -56,19 +57,12 @@ tests:
     const env = JSON.parse(line.slice(4)) as Record<string, string>;
     expect(Object.keys(env).sort()).toEqual(
       [
+        ...BASE_VARIABLES,
         "AGENT_API_KEY",
         "AGENT_MODE",
-        "CI",
         "EVALGATE_ATTEMPT",
         "EVALGATE_RETRY",
         "EVALGATE_TEST_ID",
-        "GIT_TERMINAL_PROMPT",
-        "HOME",
-        "LANG",
-        "NO_COLOR",
-        "PATH",
-        "TMPDIR",
-        "TZ",
       ].sort(),
     );
     expect(env.TZ).toBe("UTC");
