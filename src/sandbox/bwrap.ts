@@ -19,6 +19,19 @@ function isUnder(child: string, parents: readonly string[]): boolean {
   return parents.some((p) => child === p || child.startsWith(`${p}/`));
 }
 
+/**
+ * The folder whose packages a PATH folder's programs link into: `node_modules` for
+ * `node_modules/.bin`, the tool's folder for a GitHub tool-cache `bin` (setup-node's global
+ * packages). Other `bin` folders are not widened: their parent may be the repository itself.
+ */
+export function packageRoot(dir: string): string | undefined {
+  if (path.basename(dir) === ".bin" && path.basename(path.dirname(dir)) === "node_modules") {
+    return path.dirname(dir);
+  }
+  if (/\/hostedtoolcache\/[^/]+\/[^/]+\/[^/]+\/bin$/.test(dir)) return path.dirname(dir);
+  return undefined;
+}
+
 /** The bubblewrap arguments (before `--`) for one agent process. */
 export function bwrapArgs(spec: ProcessSpec, sandbox: SandboxSpec, writable: readonly string[]): string[] {
   const args = ["--die-with-parent", "--unshare-all", "--hostname", "evalgate"];
@@ -48,7 +61,12 @@ export function bwrapArgs(spec: ProcessSpec, sandbox: SandboxSpec, writable: rea
   // DNS: /etc/resolv.conf often points into /run (systemd-resolved).
   if (sandbox.network && existsSync("/etc/resolv.conf"))
     readOnly(path.dirname(realpathSync("/etc/resolv.conf")));
-  for (const dir of (spec.env.PATH ?? "").split(path.delimiter)) readOnly(dir);
+  for (const dir of (spec.env.PATH ?? "").split(path.delimiter)) {
+    readOnly(dir);
+    // The programs in these folders are symlinks into the packages beside them.
+    const root = packageRoot(dir);
+    if (root) readOnly(root);
+  }
   const program = programOf(spec.command);
   if (program && path.isAbsolute(program)) readOnly(path.dirname(program));
   for (const dir of sandbox.readOnly) readOnly(dir);
