@@ -13,6 +13,7 @@ import {
   programOf,
   programProblem,
   resolveAgentCommand,
+  resolveBin,
   toCommand,
   unknownPlaceholders,
   WORKSPACE_PLACEHOLDERS,
@@ -27,6 +28,7 @@ import {
   evalFileSchema,
   type GateInput,
   type IncludeInput,
+  PRESETS,
   type ScorerInput,
   type TargetInput,
   type TestInput,
@@ -196,6 +198,17 @@ class Planner {
           "remove command, or use provider: command",
         );
       }
+      const isPreset = (PRESETS as readonly string[]).includes(t.provider);
+      if (t.bin !== undefined && !isPreset) {
+        this.problem(
+          src,
+          [...at, "bin"],
+          `provider "${t.provider}" takes no bin`,
+          t.provider === "command"
+            ? "a command target names its program in command:"
+            : `bin: names the program of a preset (${PRESETS.join(", ")})`,
+        );
+      }
       this.checkPassthrough(src, [...at, "env_passthrough"], t.env_passthrough);
       let command: Command | undefined;
       if (t.command) {
@@ -219,6 +232,15 @@ class Planner {
         envPassthrough: t.env_passthrough ?? [],
       };
       if (command) spec.command = command;
+      if (t.bin !== undefined && isPreset) spec.bin = resolveBin(t.bin, dir);
+      if (t.price) {
+        spec.price = {
+          inputPerMtok: t.price.input_per_mtok,
+          outputPerMtok: t.price.output_per_mtok,
+          // Without a cache price, cached tokens cost what input tokens cost: never less than real.
+          cachedPerMtok: t.price.cached_per_mtok ?? t.price.input_per_mtok,
+        };
+      }
       if (t.model) spec.model = t.model;
       if (t.timeout !== undefined) spec.timeoutMs = parseDuration(t.timeout);
       this.targetOrigins.set(spec, { src, at });
