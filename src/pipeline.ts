@@ -50,6 +50,8 @@ export interface RunOutcome {
   summary: WireSummary;
   rows: WireIndexRow[];
   plan: Plan;
+  /** Every case with its tries and verdict. */
+  cases: FinishedCase[];
 }
 
 export function newRunId(now = new Date()): string {
@@ -83,6 +85,16 @@ export async function runEvals(opts: RunOptions, deps: RunDeps): Promise<RunOutc
   const plan = shardPlan(await loadPlan(opts), opts.shard);
   for (const note of plan.notes) deps.logger.info(`note: ${note}`);
   const baseline = opts.baseline ? await readBaseline(opts.baseline) : undefined;
+  return runPlan(plan, opts, deps, baseline);
+}
+
+/** Runs every attempt of a resolved plan and writes the bundle (`evalgate run`, `validate --solvable`). */
+export async function runPlan(
+  plan: Plan,
+  opts: Omit<RunOptions, "paths">,
+  deps: RunDeps,
+  baseline?: Bundle,
+): Promise<RunOutcome> {
   const startedAt = new Date();
   const runId = newRunId(startedAt);
   const bundleDir = path.resolve(opts.cwd, opts.out ?? path.join(".evalgate", "results", runId));
@@ -170,7 +182,7 @@ export async function runEvals(opts: RunOptions, deps: RunDeps): Promise<RunOutc
     baseline ? comparisonSummary(baseline, rows, filtered) : null,
   );
   await bundle.writeSummary(summary);
-  return { runId, bundleDir, summary, rows, plan };
+  return { runId, bundleDir, summary, rows, plan, cases: finished };
 }
 
 /** The cases of one shard: round-robin over the cases sorted by identity, so shards stay balanced. */

@@ -16,6 +16,19 @@ export interface Price {
   outputPerMtok: number;
 }
 
+/** What the reference and noop providers use: no model, so nothing (a known zero, not unknown). */
+export const NO_MODEL_USAGE: Usage = Object.freeze({
+  inputTokens: 0,
+  outputTokens: 0,
+  cachedTokens: 0,
+  costUsd: 0,
+  costSource: "agent",
+  turns: 0,
+  toolCalls: 0,
+  model: null,
+  agentVersion: null,
+});
+
 /** When the table was last checked against the vendors' price pages. */
 export const PRICES_CHECKED = "2025-11";
 
@@ -76,7 +89,16 @@ export function costOf(
       (tokens.cachedTokens ?? 0) * price.cachedPerMtok +
       (tokens.outputTokens ?? 0) * price.outputPerMtok) /
     1e6;
-  return Math.round(usd * 1e8) / 1e8;
+  return roundUsd(usd);
+}
+
+/**
+ * Costs are kept to the nano-dollar, so that float noise in an agent's figure (0.018584999999999997)
+ * and sums of many attempts (0.1 + 0.2) read as the amounts they are, and a rollup of one attempt
+ * equals that attempt.
+ */
+export function roundUsd(usd: number): number {
+  return Math.round(usd * 1e9) / 1e9;
 }
 
 /**
@@ -84,7 +106,9 @@ export function costOf(
  * else the table's price of the model, else null.
  */
 export function withCost(usage: Usage, override?: Price): Usage {
-  if (usage.costUsd !== null) return { ...usage, costSource: usage.costSource ?? "agent" };
+  if (usage.costUsd !== null) {
+    return { ...usage, costUsd: roundUsd(usage.costUsd), costSource: usage.costSource ?? "agent" };
+  }
   const price = override ?? tablePrice(usage.model);
   const cost = price ? costOf(usage, price) : null;
   return { ...usage, costUsd: cost, costSource: cost === null ? null : "price_table" };

@@ -4,6 +4,7 @@
  * summed and `attemptsWithoutUsage` those whose agent ran but reported none, so a reader can tell a
  * partial sum from a complete one.
  */
+import { roundUsd } from "../providers/prices.js";
 import type { AttemptResult, Usage } from "./types.js";
 
 export interface UsageTotals {
@@ -25,10 +26,9 @@ export function hasUsage(u: Usage | undefined): u is Usage {
 
 const add = (a: number | null, b: number | null): number | null => (a === null ? b : b === null ? a : a + b);
 
-/** Costs are summed in whole nano-dollars, so 0.1 + 0.2 stays 0.3 in the bundle. */
 const addCost = (a: number | null, b: number | null): number | null => {
   const sum = add(a, b);
-  return sum === null ? null : Math.round(sum * 1e9) / 1e9;
+  return sum === null ? null : roundUsd(sum);
 };
 
 /** The rollup of a case's tries (retries included: they were paid for). Null when no agent ran. */
