@@ -1,19 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { costOf, tablePrice, withCost } from "../../src/providers/prices.js";
-import type { Usage } from "../../src/run/types.js";
-
-const usage = (u: Partial<Usage>): Usage => ({
-  inputTokens: null,
-  outputTokens: null,
-  cachedTokens: null,
-  costUsd: null,
-  costSource: null,
-  turns: null,
-  toolCalls: null,
-  model: null,
-  agentVersion: null,
-  ...u,
-});
+import { usage } from "../helpers.js";
 
 describe("prices", () => {
   it("finds models with a provider prefix or a date suffix, and nothing for unknown models", () => {

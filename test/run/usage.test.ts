@@ -1,19 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { AttemptResult, Usage } from "../../src/run/types.js";
 import { sumTotals, totalsOfAttempts, totalTokens } from "../../src/run/usage.js";
+import { usage } from "../helpers.js";
 
-const usage = (u: Partial<Usage>): Usage => ({
-  inputTokens: null,
-  outputTokens: null,
-  cachedTokens: null,
-  costUsd: null,
-  costSource: null,
-  turns: null,
-  toolCalls: null,
-  model: null,
-  agentVersion: null,
-  ...u,
-});
 const attempt = (u?: Partial<Usage>, ran = true): AttemptResult =>
   ({
     status: "passed",
