@@ -9,7 +9,7 @@
  * Every field is optional; unknown fields are ignored. A malformed file is a warning recorded on the
  * attempt, never a crash and never a guess: what cannot be read is left unknown.
  */
-import { readFile, stat, writeFile } from "node:fs/promises";
+import { lstat, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import type { Usage } from "../run/types.js";
@@ -59,7 +59,14 @@ export async function readAgentReport(
   const name = "{OUTPUT_FILE}";
   let size: number;
   try {
-    size = (await stat(file)).size;
+    // lstat: the agent is untrusted, and evalgate must not follow a link it planted to a file the
+    // agent itself may not read (and copy that into the bundle), nor block on a FIFO.
+    const s = await lstat(file);
+    if (!s.isFile()) {
+      const what = s.isSymbolicLink() ? "a symbolic link" : "a special file";
+      return { warnings: [`${name} is not a regular file (${what}); it was ignored`] };
+    }
+    size = s.size;
   } catch {
     return { warnings: [] };
   }

@@ -2,7 +2,8 @@
  * Usage from custom agents (the {OUTPUT_FILE} contract) and its rollups: per case, per target, per
  * run, kept through `evalgate merge`, and held against the eval file's budget after a merge.
  */
-import { cpSync, readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ROOT, readJson, readJsonl, runCli, tempDir, writeFiles } from "../helpers.js";
@@ -46,7 +47,10 @@ describe("the {OUTPUT_FILE} contract of command agents", () => {
     ).find((r) => r.target === target)!;
     return readJson<Result>(path.join(dir, "out", row.runs[0]!.result_path));
   };
+  let secretFile: string;
   beforeAll(() => {
+    secretFile = path.join(tempDir(), "secret.json");
+    writeFileSync(secretFile, '{"usage": {"input_tokens": 1}, "secret": "s3cr3t-value"}');
     dir = project({
       targets: [
         agent("ok", "ok"),
@@ -59,6 +63,7 @@ describe("the {OUTPUT_FILE} contract of command agents", () => {
         agent("bad-types", "bad-types"),
         agent("error", "error"),
         agent("none", "none"),
+        agent("symlink", "symlink", { env: { SECRET_FILE: secretFile } }),
       ],
       gate: { min_case_pass_rate: 0 },
       workspace: { seed: { path: "project" } },
@@ -118,6 +123,15 @@ describe("the {OUTPUT_FILE} contract of command agents", () => {
     expect(result("none")).toMatchObject({ status: "passed", usage: null, warnings: [] });
   });
 
+  it("never follows a link the agent planted as its output file", () => {
+    const r = result("symlink");
+    expect(r).toMatchObject({ status: "passed", usage: null });
+    expect(r.warnings).toEqual(["{OUTPUT_FILE} is not a regular file (a symbolic link); it was ignored"]);
+    expect(r.files.agent_output).toBeNull();
+    const grep = spawnSync("grep", ["-rl", "s3cr3t", path.join(dir, "out")], { encoding: "utf8" });
+    expect(grep.stdout).toBe("");
+  });
+
   it("rolls up only the attempts that reported usage, and says how many did not", () => {
     const summary = readJson<{ usage: Record<string, number | null> }>(path.join(dir, "out/summary.json"));
     expect(summary.usage).toEqual({
@@ -126,7 +140,7 @@ describe("the {OUTPUT_FILE} contract of command agents", () => {
       cached_tokens: 100,
       cost_usd: 0.0125 * 2 + 0.0225 + 0.028,
       attempts: 5,
-      attempts_without_usage: 3,
+      attempts_without_usage: 4,
     });
   });
 });
