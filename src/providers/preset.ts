@@ -6,7 +6,6 @@
  */
 import { appendFile } from "node:fs/promises";
 import path from "node:path";
-import { execa } from "execa";
 import { findProgram } from "../config/commands.js";
 import type { TargetSpec } from "../config/types.js";
 import type { Usage } from "../run/types.js";
@@ -34,28 +33,36 @@ export function missingCredential(
 
 const versions = new Map<string, Promise<string | null>>();
 
-/** The agent's version from `<program> --version`, once per program and run. */
+/**
+ * The agent's version from `<program> --version`, once per program and process. It runs through the
+ * attempt's process runner, so whatever sandbox wraps the agent wraps this too.
+ */
 function versionOf(
   program: string,
   args: readonly string[],
+  ctx: AgentContext,
   env: Record<string, string>,
 ): Promise<string | null> {
   let v = versions.get(program);
   if (!v) {
-    v = execa(program, [...args], {
-      env,
-      extendEnv: false,
-      reject: false,
-      timeout: 30_000,
-      stdin: "ignore",
-    }).then(
-      (r) => /\d+\.\d+(\.\d+)?([-+.][\w.]+)?/.exec(String(r.stdout ?? ""))?.[0] ?? null,
-      () => null,
-    );
+    v = ctx.runner
+      .run({
+        command: { argv: [program, ...args] },
+        cwd: ctx.workspace,
+        env,
+        timeoutMs: 30_000,
+        captureStdout: true,
+      })
+      .then(
+        (r) => (r.exitCode === 0 ? (VERSION_PATTERN.exec(r.stdout)?.[0] ?? null) : null),
+        () => null,
+      );
     versions.set(program, v);
   }
   return v;
 }
+
+const VERSION_PATTERN = /\d+\.\d+(\.\d+)?([-+.][\w.]+)?/;
 
 function sourceOf(event: Record<string, unknown>): string | null {
   const type = typeof event.type === "string" ? event.type : null;
@@ -156,7 +163,7 @@ export function presetProvider(preset: Preset): Provider {
       if (!run.spawnError) {
         const version =
           stream.agentVersion ??
-          (preset.versionArgs ? await versionOf(resolved, preset.versionArgs, env) : null);
+          (preset.versionArgs ? await versionOf(resolved, preset.versionArgs, ctx, env) : null);
         outcome.usage = usageOf(stream, target, version);
       }
       return outcome;
