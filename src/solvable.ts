@@ -62,7 +62,8 @@ export function solvabilityPlan(plan: Plan, attempts: number): Plan {
 }
 
 export async function checkSolvability(opts: SolvableOptions, deps: RunDeps): Promise<SolvabilityReport> {
-  const plan = solvabilityPlan(await loadPlan(opts), opts.attempts);
+  // The eval files' own agents do not run here, so they need not be installed.
+  const plan = solvabilityPlan(await loadPlan({ ...opts, checkAgentPrograms: false }), opts.attempts);
   for (const note of plan.notes) deps.logger.info(`note: ${note}`);
   const temp = opts.out ? undefined : await mkdtemp(path.join(os.tmpdir(), "evalgate-solvable-"));
   try {

@@ -63,6 +63,8 @@ export interface PlanOptions {
   tags?: readonly string[];
   repeat?: number;
   concurrency?: number;
+  /** Check that agent commands exist (default true; `validate --solvable` runs no agent). */
+  checkAgentPrograms?: boolean;
 }
 
 /** Variables of the runner that no agent, setup or scorer may ever receive. */
@@ -815,7 +817,7 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
 
   // Programs of the selected agents must exist (presets' binaries are checked at run time).
   const checked = new Set<TargetSpec>();
-  for (const c of selected) {
+  for (const c of opts.checkAgentPrograms === false ? [] : selected) {
     const cmd = c.target.command;
     if (!cmd || checked.has(c.target)) continue;
     checked.add(c.target);

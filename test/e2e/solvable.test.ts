@@ -84,7 +84,8 @@ describe("validate --solvable", () => {
       // Passes the first time it runs, fails afterwards: a verifier with hidden state.
       "verify-once.sh": `#!/bin/sh\nset -e\nnode --test test/total.test.js >/dev/null\nif [ -e "$1/ran" ]; then exit 1; fi\ntouch "$1/ran"\n`,
       "checks.eval.yaml": [
-        "targets: [{ name: noop, provider: noop }]",
+        // An agent that is not installed here: the check does not run it.
+        'targets: [{ name: agent, provider: command, command: ["./not-installed-agent"] }]',
         "concurrency: 1",
         "workspace: { seed: { path: project } }",
         "tests:",
