@@ -135,6 +135,12 @@ function runTargets(targets: ReturnType<typeof target>[]) {
 
 const kinds = (t: Entry[]) => t.map((e) => e.type);
 
+/** The attempt is an agent error (not a quality failure) whose message holds every part. */
+function expectAgentError(result: Result, ...parts: string[]): void {
+  expect(result).toMatchObject({ status: "error", failure_stage: "agent", failure_kind: "agent_exit" });
+  for (const part of parts) expect(result.message).toContain(part);
+}
+
 describe("claude-code", () => {
   let run: ReturnType<typeof runTargets>;
   let record: string;
@@ -252,7 +258,7 @@ describe("claude-code", () => {
 
   it("reports a 400 from the API with the agent's message", () => {
     const { result } = run.attempt("api-error");
-    expect(result).toMatchObject({ status: "error", failure_kind: "agent_exit" });
+    expectAgentError(result);
     expect(result.message).toBe("claude-code reported an error: Prompt is too long");
   });
 
@@ -277,9 +283,7 @@ describe("claude-code", () => {
 
   it("refuses to start without a credential, naming the variable and the fix", () => {
     const noKey = run.attempt("no-key").result;
-    expect(noKey).toMatchObject({ status: "error", failure_kind: "agent_exit" });
-    expect(noKey.message).toContain("add ANTHROPIC_API_KEY");
-    expect(noKey.message).toContain("env_passthrough");
+    expectAgentError(noKey, "add ANTHROPIC_API_KEY", "env_passthrough");
     const unset = run.attempt("unset-key").result;
     expect(unset.message).toContain("needs a credential");
     expect(run.attempt("no-key").row.usage).toMatchObject({ attempts: 0, attempts_without_usage: 1 });
@@ -287,9 +291,7 @@ describe("claude-code", () => {
 
   it("names a missing program", () => {
     const { result } = run.attempt("no-binary");
-    expect(result).toMatchObject({ status: "error", failure_kind: "agent_exit" });
-    expect(result.message).toContain("claude-missing");
-    expect(result.message).toContain("bin:");
+    expectAgentError(result, "claude-missing", "bin:");
   });
 
   it("rolls usage up per target and per run", () => {
@@ -399,7 +401,7 @@ describe("codex", () => {
 
   it("makes turn.failed an error with codex's message, ignoring the retries before it", () => {
     const { result, transcript } = run.attempt("rate-limit");
-    expect(result).toMatchObject({ status: "error", failure_kind: "agent_exit" });
+    expectAgentError(result);
     expect(result.message).toBe(
       "codex reported an error: exceeded retry limit, last status: 429 Too Many Requests, request id: req_7f3a",
     );
@@ -468,14 +470,12 @@ describe("gemini-cli", () => {
 
   it("reports a fatal API error with the exit status and the agent's last words", () => {
     const { result } = run.attempt("api-error");
-    expect(result).toMatchObject({ status: "error", failure_kind: "agent_exit" });
-    expect(result.message).toContain("status 1");
-    expect(result.message).toContain("You exceeded your current quota");
+    expectAgentError(result, "status 1", "You exceeded your current quota");
   });
 
   it("makes a result with status error an error attempt even with exit status 0", () => {
     const { result } = run.attempt("error-result");
-    expect(result).toMatchObject({ status: "error", failure_kind: "agent_exit" });
+    expectAgentError(result);
     expect(result.message).toBe(
       "gemini-cli reported an error: Invalid stream: The model returned an empty response or malformed tool call.",
     );
