@@ -4,7 +4,7 @@
  */
 import { chmod, copyFile, mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
-import type { CaseSpec } from "../config/types.js";
+import { agentFolder, type CaseSpec } from "../config/types.js";
 import { providerFor } from "../providers/index.js";
 import { buildEnv } from "../sandbox/env.js";
 import type { ProcessRunner } from "../sandbox/process.js";
@@ -115,7 +115,8 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     const outcome = await providerFor(target.provider).run({
       target,
       test: spec.test,
-      workspace: ws,
+      workspace: agentFolder(ws, b.subdir),
+      repoRoot: ws,
       attemptDir: input.workDir,
       prompt,
       promptFile,

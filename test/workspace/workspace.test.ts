@@ -13,7 +13,8 @@ import { describe, expect, it } from "vitest";
 import type { WorkspaceSpec } from "../../src/config/types.js";
 import { ChildProcessRunner } from "../../src/sandbox/process.js";
 import { captureDiff, materializeAttempt } from "../../src/workspace/attempt.js";
-import { BaselineStore, WorkspaceError } from "../../src/workspace/baseline.js";
+import { BaselineStore } from "../../src/workspace/baseline.js";
+import { WorkspaceError } from "../../src/workspace/errors.js";
 import { gitRepo, sh, tempDir, writeFiles } from "../helpers.js";
 
 const runner = new ChildProcessRunner();
@@ -137,7 +138,7 @@ describe("prepared baseline and attempt workspaces", () => {
       const store = new BaselineStore(tempDir(), runner);
       const err = await store.prepare(spec({ kind: "git", url: repo, ref: "v9" }), 60_000).catch((e) => e);
       expect(err).toBeInstanceOf(WorkspaceError);
-      expect(err.failure).toBe("ref_not_found");
+      expect(err.failure).toBe("config");
       expect(err.message).toContain(`ref "v9" was not found in ${repo}`);
     });
 
