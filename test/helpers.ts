@@ -1,5 +1,5 @@
 /** Shared helpers for tests: temp folders, real git repositories, running the built CLI. */
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -74,6 +74,39 @@ export function runCli(
     timeout: timeoutMs,
   });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+/**
+ * Runs the built CLI without blocking the test's event loop, for tests that serve something to it
+ * from the test process (an HTTP git server, a model endpoint).
+ */
+export function runCliAsync(
+  args: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv = {},
+  timeoutMs = 120_000,
+): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      cwd,
+      env: { ...process.env, CI: "1", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (c: string) => {
+      stdout += c;
+    });
+    child.stderr.setEncoding("utf8").on("data", (c: string) => {
+      stderr += c;
+    });
+    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code: code ?? -1, stdout, stderr });
+    });
+  });
 }
 
 export function readJson<T = Record<string, unknown>>(file: string): T {

@@ -274,7 +274,7 @@ export const archiveSeedSchema = z
       max_entries: z
         .number()
         .int()
-        .positive()
+        .min(1)
         .optional()
         .describe("Most entries (files and folders) accepted (default 100000)"),
     }),
