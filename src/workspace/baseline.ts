@@ -9,6 +9,7 @@ import { expandPlaceholders } from "../config/commands.js";
 import { agentFolder, type WorkspaceSpec } from "../config/types.js";
 import { buildEnv } from "../sandbox/env.js";
 import type { ProcessRunner } from "../sandbox/process.js";
+import { type CopyMethod, probeCopyMethod } from "./copy.js";
 import { WorkspaceError } from "./errors.js";
 import { git } from "./git.js";
 import { describeSeed, materializeSeed } from "./seed.js";
@@ -27,6 +28,8 @@ export interface PreparedBaseline {
   setupLog?: string;
   setupDurationMs: number;
   seedDescription: string;
+  /** How attempts copy `dir` (probed on the work folder's filesystem); default `tar`. */
+  copyMethod?: CopyMethod;
 }
 
 /** One baseline per distinct seed, setup and setup timeout (where a seed is written does not count). */
@@ -101,7 +104,7 @@ export class BaselineStore {
     const sha = (await git(["rev-parse", "HEAD"], { cwd: dir })).trim();
     // Every attempt copies this .git: one pack instead of thousands of loose objects makes the
     // copy a handful of files (see docs/decisions/0030-prepared-baseline-copies.md).
-    await git(["repack", "-a", "-d", "-q"], { cwd: dir });
+    await git(["repack", "-d", "-q"], { cwd: dir });
     await writeFile(path.join(root, "sha"), sha);
     const result: PreparedBaseline = {
       key,
@@ -109,6 +112,7 @@ export class BaselineStore {
       sha,
       setupDurationMs,
       seedDescription: describeSeed(ws.seed),
+      copyMethod: await probeCopyMethod(root),
     };
     if (ws.seed.kind === "git" && ws.seed.subdir) result.subdir = ws.seed.subdir;
     if (setupLog) result.setupLog = setupLog;

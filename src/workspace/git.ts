@@ -68,6 +68,12 @@ const SAFE_CONFIG = [
   "core.fileMode=true",
   "-c",
   "core.symlinks=true",
+  // Every stat field counts when git decides whether a file changed (an agent can reset an mtime,
+  // never a ctime or an inode).
+  "-c",
+  "core.checkStat=default",
+  "-c",
+  "core.trustctime=true",
   "-c",
   "diff.noprefix=false",
   "-c",

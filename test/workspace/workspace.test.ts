@@ -52,6 +52,7 @@ describe("prepared baseline and attempt workspaces", () => {
     renameSync(path.join(ws, "move/me.txt"), path.join(ws, "moved.txt"));
     chmodSync(path.join(ws, "run.sh"), 0o755);
     writeFileSync(path.join(ws, "new.txt"), "brand new\n");
+    writeFileSync(path.join(ws, ":colon.txt"), "looks like a raw record\n");
     writeFileSync(path.join(ws, "image.bin"), Buffer.from([0, 255, 1, 254, 0, 7]));
     writeFileSync(path.join(ws, "keep.bin"), Buffer.from([9, 0, 9]));
     symlinkSync("a.txt", path.join(ws, "link"));
@@ -65,6 +66,7 @@ describe("prepared baseline and attempt workspaces", () => {
     expect(byPath["moved.txt"]).toMatchObject({ status: "renamed", oldPath: "move/me.txt" });
     expect(byPath["run.sh"]).toMatchObject({ modeChange: "100644 → 100755" });
     expect(byPath["new.txt"]).toMatchObject({ status: "added", additions: 1 });
+    expect(byPath[":colon.txt"]).toMatchObject({ status: "added", additions: 1 });
     expect(byPath["image.bin"]).toMatchObject({ status: "added", binary: true });
     expect(byPath["keep.bin"]).toMatchObject({ status: "modified", binary: true });
     expect(byPath.link).toMatchObject({ status: "added" });
