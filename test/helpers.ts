@@ -109,6 +109,19 @@ export function runCliAsync(
   });
 }
 
+/** Every file under `dir` (at any depth, `.git` included) whose bytes contain `needle`. */
+export function filesContaining(dir: string, needle: string): string[] {
+  try {
+    return execFileSync("grep", ["-rlF", "--", needle, dir], { encoding: "utf8" })
+      .split("\n")
+      .filter(Boolean);
+  } catch (error) {
+    // grep exits 1 when nothing matches; anything else (a folder that does not exist) is an error.
+    if ((error as { status?: number }).status === 1) return [];
+    throw error;
+  }
+}
+
 export function readJson<T = Record<string, unknown>>(file: string): T {
   return JSON.parse(readFileSync(file, "utf8")) as T;
 }

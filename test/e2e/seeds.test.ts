@@ -2,12 +2,21 @@
  * Seeds end to end through `evalgate run`: git over file:// and over token-protected HTTP, subdir,
  * archives, concurrent attempts, and the two setup modes.
  */
-import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import * as tar from "tar";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { gitRepo, readJson, readJsonl, runCli, runCliAsync, sh, tempDir, writeFiles } from "../helpers.js";
+import {
+  filesContaining,
+  gitRepo,
+  readJson,
+  readJsonl,
+  runCli,
+  runCliAsync,
+  sh,
+  tempDir,
+  writeFiles,
+} from "../helpers.js";
 import { zipBytes } from "../workspace/archive-builders.js";
 import { type GitHttpServer, startGitHttpServer } from "../workspace/git-http-server.js";
 
@@ -27,19 +36,19 @@ function rows(bundle: string): Row[] {
   return readJsonl<Row>(path.join(bundle, "index.jsonl"));
 }
 
-function diffOf(bundle: string, row: Row, i = 0): string {
-  return readFileSync(path.join(bundle, row.runs[i]!.diff_path!), "utf8");
+/** `evalgate run` on `evals`, which must exit 0 with one case whose first attempt passed. */
+function runPassing(evals: string): { out: string; row: Row } {
+  const out = path.join(tempDir(), "bundle");
+  const r = runCli(["run", ".", "--out", out], evals);
+  expect(r.stderr).toBe("");
+  expect(r.code).toBe(0);
+  const [row] = rows(out);
+  expect(row!.runs[0]!.status).toBe("passed");
+  return { out, row: row! };
 }
 
-/** Every file under `dir` that contains `needle`. */
-function filesContaining(dir: string, needle: string): string[] {
-  try {
-    return execFileSync("grep", ["-rlF", "--", needle, dir], { encoding: "utf8" })
-      .split("\n")
-      .filter(Boolean);
-  } catch {
-    return [];
-  }
+function diffOf(bundle: string, row: Row, i = 0): string {
+  return readFileSync(path.join(bundle, row.runs[i]!.diff_path!), "utf8");
 }
 
 /** A bare repository: main has README "v2", tag v1 has README "v1"; both have services/cart/. */
@@ -99,6 +108,8 @@ tests:
     expect(diff).toContain("+++ b/agent-env.txt");
     expect(diff).not.toContain("SEED_TOKEN");
     expect(server.requests.filter((q) => q.authorized).length).toBeGreaterThan(0);
+    // The search works (it finds what is there), and finds neither the token nor its header.
+    expect(filesContaining(out, "fix-readme").length).toBeGreaterThan(0);
     for (const needle of [TOKEN, ENCODED]) {
       expect(filesContaining(out, needle)).toEqual([]);
       expect(filesContaining(work, needle)).toEqual([]);
@@ -252,13 +263,8 @@ tests:
     });
     sh("mkdir -p fixtures", evals);
     await tar.create({ gzip: true, file: path.join(evals, "fixtures/app.tar.gz"), cwd: src }, ["."]);
-    const out = path.join(tempDir(), "bundle");
-    const r = runCli(["run", ".", "--out", out], evals);
-    expect(r.stderr).toBe("");
-    expect(r.code).toBe(0);
-    const [row] = rows(out);
-    expect(row!.runs[0]!.status).toBe("passed");
-    expect(diffOf(out, row!)).toContain("-broken\n+fixed\n");
+    const { out, row } = runPassing(evals);
+    expect(diffOf(out, row)).toContain("-broken\n+fixed\n");
   });
 
   it("refuses a zip-slip archive before any agent runs, naming the file, the key and the entry", () => {
@@ -354,15 +360,10 @@ tests:
       - { name: setup-done, type: command, run: "grep -q ok SETUP_DONE" }
 `,
     });
-    const out = path.join(tempDir(), "bundle");
-    const r = runCli(["run", ".", "--out", out], evals);
-    expect(r.stderr).toBe("");
-    expect(r.code).toBe(0);
-    const [row] = rows(out);
-    expect(row!.runs[0]!.status).toBe("passed");
-    const prompt = readFileSync(path.join(out, row!.runs[0]!.dir, "prompt.md"), "utf8");
+    const { out, row } = runPassing(evals);
+    const prompt = readFileSync(path.join(out, row.runs[0]!.dir, "prompt.md"), "utf8");
     expect(prompt).toBe("Before the task, create SETUP_DONE.\n\nBump app.txt to v2.");
-    const diff = diffOf(out, row!);
+    const diff = diffOf(out, row);
     expect(diff).toContain("+++ b/SETUP_DONE");
     expect(diff).toContain("+++ b/app.txt");
     expect(diff).not.toContain("deps.txt");
@@ -370,16 +371,27 @@ tests:
 });
 
 describe("validation of seed keys", () => {
-  it("names file, line, key and fix for unknown or malformed seed keys", () => {
-    const evals = tempDir("evalgate-evals-");
-    writeFiles(evals, {
-      "app.tar.gz": "",
-      "keys.eval.yaml": `targets:
+  /** Five lines before the tests, so that line numbers below are those of the test entries. */
+  const VALIDATION_HEAD = `targets:
   - { name: agent, provider: noop }
 scorers:
   - { type: command, run: "true" }
 tests:
-  - id: t1
+`;
+
+  /** `evalgate validate` on one eval file (beside an empty app.tar.gz and app.rar): its stderr. */
+  function validateFile(name: string, tests: string): string {
+    const evals = tempDir("evalgate-evals-");
+    writeFiles(evals, { "app.tar.gz": "", "app.rar": "", [name]: `${VALIDATION_HEAD}${tests}` });
+    const r = runCli(["validate", "."], evals);
+    expect(r.code).toBe(2);
+    return r.stderr;
+  }
+
+  it("names file, line, key and fix for unknown or malformed seed keys", () => {
+    const stderr = validateFile(
+      "keys.eval.yaml",
+      `  - id: t1
     instruction: x
     workspace: { seed: { git: { url: "https://github.com/acme/shop", tokenenv: SHOP_TOKEN } } }
   - id: t2
@@ -389,29 +401,20 @@ tests:
     instruction: x
     workspace: { seed: { archive: { path: app.tar.gz, max_unpacked_sise: 1GB } } }
 `,
-    });
-    const r = runCli(["validate", "."], evals);
-    expect(r.code).toBe(2);
+    );
     const lines = [
       'keys.eval.yaml:8: tests[0].workspace.seed.git.tokenenv: unknown key "tokenenv"\n      hint: did you mean "token_env"?',
       'keys.eval.yaml:11: tests[1].workspace.seed.archive.max_size: the text "100 parsecs" is not a size such as "100MB", "1.5GiB" or "500KB"',
       "keys.eval.yaml:11: tests[1].workspace.seed.archive.max_entries: number 0 is out of range: must be at least 1",
       'keys.eval.yaml:14: tests[2].workspace.seed.archive.max_unpacked_sise: unknown key "max_unpacked_sise"\n      hint: did you mean "max_unpacked_size"?',
     ];
-    for (const line of lines) expect(r.stderr).toContain(line);
+    for (const line of lines) expect(stderr).toContain(line);
   });
 
   it("names file, line, key and fix for seeds that cannot work", () => {
-    const evals = tempDir("evalgate-evals-");
-    writeFiles(evals, {
-      "app.tar.gz": "",
-      "app.rar": "",
-      "seeds.eval.yaml": `targets:
-  - { name: agent, provider: noop }
-scorers:
-  - { type: command, run: "true" }
-tests:
-  - id: t1
+    const stderr = validateFile(
+      "seeds.eval.yaml",
+      `  - id: t1
     instruction: x
     workspace: { seed: { git: { url: "../repo", subdir: "../outside" } } }
   - id: t2
@@ -435,9 +438,7 @@ tests:
     instruction: x
     workspace: { seed: { git: { url: "../repo", token_env: SHOP_TOKEN } } }
 `,
-    });
-    const r = runCli(["validate", "."], evals);
-    expect(r.code).toBe(2);
+    );
     const expected = [
       'seeds.eval.yaml:8: tests[0].workspace.seed.git.subdir: subdir "../outside" leaves the repository (..)\n      hint: give a folder inside the repository',
       "seeds.eval.yaml:11: tests[1].workspace.seed.archive.path: seed archive fixtures/missing.tar.gz does not exist\n      hint: paths are relative to",
@@ -447,9 +448,9 @@ tests:
       "seeds.eval.yaml:25: tests[5].workspace.seed: a seed has exactly one of path, git, archive, empty (found git and archive)\n      hint:",
       "seeds.eval.yaml:28: tests[6].workspace.seed.git.token_env: token_env applies to https URLs only\n      hint: a local repository needs no token",
     ];
-    for (const line of expected) expect(r.stderr).toContain(line);
-    expect(r.stderr).toContain("7 problems");
+    for (const line of expected) expect(stderr).toContain(line);
+    expect(stderr).toContain("7 problems");
     // A credential written into a URL is never repeated back.
-    expect(r.stderr).not.toContain("s3cr3t-value");
+    expect(stderr).not.toContain("s3cr3t-value");
   });
 });

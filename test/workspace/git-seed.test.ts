@@ -1,11 +1,10 @@
-import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { GitSeed } from "../../src/config/types.js";
 import { WorkspaceError } from "../../src/workspace/errors.js";
 import { fetchGitSeed } from "../../src/workspace/git-seed.js";
-import { gitRepo, sh, tempDir } from "../helpers.js";
+import { filesContaining, gitRepo, sh, tempDir } from "../helpers.js";
 import { type GitHttpServer, startGitHttpServer } from "./git-http-server.js";
 
 const TOKEN = "ghs_seedToken_9f8e7d6c5b4a";
@@ -23,17 +22,6 @@ function bareRepo(): { root: string; bare: string; v1: string } {
   const bare = path.join(root, "shop.git");
   sh(`git clone -q --bare ${work} ${bare}`, root);
   return { root, bare, v1 };
-}
-
-/** Every file under `dir` (including .git) that contains `needle`. */
-function filesContaining(dir: string, needle: string): string[] {
-  try {
-    return execFileSync("grep", ["-rlF", "--", needle, dir], { encoding: "utf8" })
-      .split("\n")
-      .filter(Boolean);
-  } catch {
-    return [];
-  }
 }
 
 async function fetchInto(seed: GitSeed, env: NodeJS.ProcessEnv = {}) {
