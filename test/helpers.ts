@@ -77,20 +77,50 @@ export function runCli(
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 
-/** The CLI, asynchronously: for tests whose own servers must keep answering while it runs. */
-export function runCliAsync(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd, env: { ...process.env, CI: "1", ...env } });
+/**
+ * Runs the built CLI without blocking the test's event loop, for tests that serve something to it
+ * from the test process (an HTTP git server, a model endpoint).
+ */
+export function runCliAsync(
+  args: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv = {},
+  timeoutMs = 120_000,
+): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      cwd,
+      env: { ...process.env, CI: "1", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
-    child.stdout.on("data", (c) => {
+    child.stdout.setEncoding("utf8").on("data", (c: string) => {
       stdout += c;
     });
-    child.stderr.on("data", (c) => {
+    child.stderr.setEncoding("utf8").on("data", (c: string) => {
       stderr += c;
     });
-    child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code: code ?? -1, stdout, stderr });
+    });
   });
+}
+
+/** Every file under `dir` (at any depth, `.git` included) whose bytes contain `needle`. */
+export function filesContaining(dir: string, needle: string): string[] {
+  try {
+    return execFileSync("grep", ["-rlF", "--", needle, dir], { encoding: "utf8" })
+      .split("\n")
+      .filter(Boolean);
+  } catch (error) {
+    // grep exits 1 when nothing matches; anything else (a folder that does not exist) is an error.
+    if ((error as { status?: number }).status === 1) return [];
+    throw error;
+  }
 }
 
 export function readJson<T = Record<string, unknown>>(file: string): T {

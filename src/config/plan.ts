@@ -52,11 +52,11 @@ import {
   type ScorerSpec,
   type ScoringGuards,
   type SeedSpec,
-  type SetupSpec,
   type TargetSpec,
   type Timeouts,
   type VerifierSpec,
 } from "./types.js";
+import { resolveWorkspace } from "./workspace.js";
 
 export interface PlanOptions {
   cwd: string;
@@ -411,87 +411,6 @@ class Planner {
     } catch {
       return false;
     }
-  }
-
-  async resolveWorkspace(
-    def: { input?: WorkspaceInput; src: YamlSource; at: PathKey[]; dir: string },
-    over: { input?: WorkspaceInput; src: YamlSource; at: PathKey[]; dir: string },
-    testLabel: string,
-  ): Promise<{ seed: SeedSpec; setup: SetupSpec } | undefined> {
-    const seedFrom = over.input?.seed ? over : def.input?.seed ? def : undefined;
-    const setupFrom = over.input?.setup ? over : def;
-    if (!seedFrom) {
-      this.problem(
-        over.src,
-        over.at,
-        `test ${testLabel} has no workspace seed`,
-        "add workspace: { seed: { path: fixtures/app } } (or git: / empty: true) to the eval file or the test",
-      );
-      return undefined;
-    }
-    const seedInput = seedFrom.input!.seed!;
-    const seedAt = [...seedFrom.at, "seed"];
-    const kinds = (["path", "git", "empty"] as const).filter((k) => seedInput[k] !== undefined);
-    if (kinds.length !== 1) {
-      this.problem(
-        seedFrom.src,
-        seedAt,
-        kinds.length === 0
-          ? "a seed needs one of path, git, empty"
-          : `a seed has exactly one of path, git, empty (found ${kinds.join(" and ")})`,
-        "for example seed: { path: fixtures/app }",
-      );
-      return undefined;
-    }
-    let seed: SeedSpec;
-    if (seedInput.path !== undefined) {
-      const abs = path.resolve(seedFrom.dir, seedInput.path);
-      let ok = false;
-      try {
-        ok = (await stat(abs)).isDirectory();
-      } catch {
-        ok = false;
-      }
-      if (!ok) {
-        this.problem(
-          seedFrom.src,
-          [...seedAt, "path"],
-          `seed folder ${this.display(abs)} does not exist`,
-          `paths are relative to ${this.display(seedFrom.dir) || "."}/`,
-        );
-        return undefined;
-      }
-      seed = { kind: "path", path: abs };
-    } else if (seedInput.git) {
-      const url = seedInput.git.url;
-      const isRemote = /^[a-z][a-z0-9+.-]*:\/\//i.test(url) || /^[^/]+@[^/]+:/.test(url);
-      seed = { kind: "git", url: isRemote ? url : path.resolve(seedFrom.dir, url) };
-      if (seedInput.git.ref) seed.ref = seedInput.git.ref;
-    } else {
-      seed = { kind: "empty" };
-    }
-    const setupInput = setupFrom.input?.setup;
-    const setup: SetupSpec = { envPassthrough: setupInput?.env_passthrough ?? [], evalDir: setupFrom.dir };
-    if (setupInput) {
-      this.checkPassthrough(
-        setupFrom.src,
-        [...setupFrom.at, "setup", "env_passthrough"],
-        setupInput.env_passthrough,
-      );
-      if (setupInput.command) {
-        setup.command = toCommand(setupInput.command);
-        for (const u of unknownPlaceholders(setup.command, WORKSPACE_PLACEHOLDERS)) {
-          this.problem(
-            setupFrom.src,
-            [...setupFrom.at, "setup", "command"],
-            `unknown placeholder {${u.name}}`,
-            `setup commands know ${WORKSPACE_PLACEHOLDERS.map((p) => `{${p}}`).join(" ")}`,
-          );
-        }
-      }
-      if (setupInput.instructions) setup.instructions = setupInput.instructions;
-    }
-    return { seed, setup };
   }
 
   /**
@@ -855,11 +774,11 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
     const wsDefault = {
       input: ownerFile.file.workspace,
       src: ownerFile.src,
-      at: ["workspace"],
+      at: ["workspace"] as PathKey[],
       dir: ownerFile.dir,
     };
     const wsOverride = { input: test.workspace, src: rec.src, at: [...rec.at, "workspace"], dir: rec.dir };
-    const ws = await planner.resolveWorkspace(wsDefault, wsOverride, label);
+    const ws = await resolveWorkspace(planner, wsDefault, wsOverride, label);
     const guards = await planner.resolveGuards(wsDefault, wsOverride, ws?.seed);
     const timeouts = timeoutsOf(owner.policy.timeouts);
     const scorerItems = [

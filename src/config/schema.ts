@@ -16,10 +16,10 @@ export const duration = z
 
 export const size = z
   .union([
-    z.string().regex(SIZE_PATTERN, 'a size such as "10MiB", "512KiB" or "2MB"'),
+    z.string().regex(SIZE_PATTERN, 'a size such as "10MiB", "100MB" or "512KB"'),
     z.number().int().positive(),
   ])
-  .describe('A size: "10MiB", "512KiB", "2MB", "100B", or a number of bytes');
+  .describe('A size: "10MiB", "100MB", "1.5GiB", "512KB", "100B", or a number of bytes');
 
 const stringOrArgv = z
   .union([z.string().min(1), z.array(z.string()).min(1)])
@@ -278,22 +278,59 @@ export const scorerSchema = z.discriminatedUnion("type", [
 ]);
 export const SCORER_TYPES = ["command", "script", "file", "diff", "tests", "ast-grep", "llm-judge"] as const;
 
+export const gitSeedSchema = z
+  .strictObject({
+    url: z.string().min(1).describe("A local path, file:// URL or https URL (never with credentials in it)"),
+    ref: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("Branch, tag, or full or short commit sha; a ref that does not exist is an error"),
+    subdir: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "A folder of the repository: setup and the agent run there; the diff and scorers see the whole repository",
+      ),
+    token_env: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name")
+      .optional()
+      .describe("The environment variable holding a token for an https URL; used for the fetch only"),
+  })
+  .describe("A git repository at a ref");
+
+export const archiveSeedSchema = z
+  .union([
+    z.string().min(1),
+    z.strictObject({
+      path: z
+        .string()
+        .min(1)
+        .describe("The archive (.zip, .tar, .tar.gz or .tgz), relative to the eval file"),
+      max_size: size.optional().describe("Largest archive file accepted (default 100MB)"),
+      max_unpacked_size: size
+        .optional()
+        .describe("Largest total of unpacked file data accepted (default 500MB)"),
+      max_entries: z
+        .number()
+        .int()
+        .min(1)
+        .optional()
+        .describe("Most entries (files and folders) accepted (default 100000)"),
+    }),
+  ])
+  .describe("A .zip, .tar, .tar.gz or .tgz file of this repository, checked before it is unpacked");
+
 export const seedSchema = z
   .strictObject({
     path: z.string().min(1).optional().describe("A folder of this repository, copied"),
-    git: z
-      .strictObject({
-        url: z.string().min(1).describe("A local path, file:// URL or https URL"),
-        ref: z
-          .string()
-          .min(1)
-          .optional()
-          .describe("Branch, tag or commit; a ref that does not exist is an error"),
-      })
-      .optional(),
+    git: gitSeedSchema.optional(),
+    archive: archiveSeedSchema.optional(),
     empty: z.literal(true).optional().describe("Start from an empty repository"),
   })
-  .describe("Where the workspace comes from: exactly one of path, git, empty");
+  .describe("Where the workspace comes from: exactly one of path, git, archive, empty");
 
 export const setupSchema = z.strictObject({
   command: stringOrArgv

@@ -22,10 +22,51 @@ export function identityKey(id: Identity): string {
   return `${id.evalPath}\u0000${id.testId}\u0000${id.target}`;
 }
 
+export interface GitSeed {
+  kind: "git";
+  /** An absolute local path, or a URL (file://, https://, http:// on loopback, ssh). */
+  url: string;
+  ref?: string;
+  /** A folder of the repository (relative, `/`-separated, normalized) where setup and the agent run. */
+  subdir?: string;
+  /**
+   * The environment variable holding the fetch token. Its value is used for the fetch only (through
+   * git's environment-scoped configuration), never passed to setup, agents or scorers, and never
+   * written anywhere; it is a secret to redact wherever redaction applies.
+   */
+  tokenEnv?: string;
+}
+
+export interface ArchiveLimits {
+  /** Largest archive file, in bytes. */
+  maxSize: number;
+  /** Largest total of unpacked file data, in bytes. */
+  maxUnpackedSize: number;
+  /** Most entries (files and folders). */
+  maxEntries: number;
+}
+
+export const DEFAULT_ARCHIVE_LIMITS: ArchiveLimits = {
+  maxSize: 100e6,
+  maxUnpackedSize: 500e6,
+  maxEntries: 100_000,
+};
+
 export type SeedSpec =
   | { kind: "path"; path: string }
-  | { kind: "git"; url: string; ref?: string }
+  | GitSeed
+  | { kind: "archive"; path: string; limits: ArchiveLimits }
   | { kind: "empty" };
+
+/** Where a seed is written, for errors found while preparing it (a ref that does not exist, ...). */
+export interface SeedOrigin {
+  file: string;
+  line?: number;
+  /** Dotted path of the seed key, e.g. `workspace.seed` or `tests[2].workspace.seed`. */
+  key: string;
+  /** Lines of the keys under the seed (`git.ref`, `archive`, ...), for errors about one of them. */
+  lines: Record<string, number>;
+}
 
 export interface SetupSpec {
   command?: Command;
@@ -51,6 +92,13 @@ export interface ScoringGuards {
 export interface WorkspaceSpec extends ScoringGuards {
   seed: SeedSpec;
   setup: SetupSpec;
+  /** Where the seed is written (not part of the baseline's identity). */
+  seedOrigin?: SeedOrigin;
+}
+
+/** The folder of a workspace where setup and the agent run: its subdir, or the root. */
+export function agentFolder(workspaceRoot: string, subdir: string | undefined): string {
+  return subdir ? `${workspaceRoot}/${subdir}` : workspaceRoot;
 }
 
 export interface ScorerSpec {

@@ -9,7 +9,8 @@ export const referenceProvider: Provider = {
     const started = performance.now();
     const patchFile = ctx.test.reference!;
     const result = await execa("git", ["apply", "--whitespace=nowarn", "--verbose", patchFile], {
-      cwd: ctx.workspace,
+      // The patch is a diff of the whole repository, whatever folder the agent works in.
+      cwd: ctx.repoRoot,
       env: ctx.env,
       extendEnv: false,
       reject: false,

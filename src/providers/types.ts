@@ -6,8 +6,10 @@ import type { ProcessRunner } from "../sandbox/process.js";
 export interface AgentContext {
   target: TargetSpec;
   test: TestSpec;
-  /** The attempt's workspace; the agent's working folder. */
+  /** The agent's working folder: the workspace, or its subfolder when the git seed names a subdir. */
   workspace: string;
+  /** The workspace's repository root (the diff and the scorers see the whole repository). */
+  repoRoot: string;
   /** The attempt's private folder, outside the workspace. */
   attemptDir: string;
   /** The attempt's folder in the bundle (transcript.jsonl goes there). */

@@ -5,7 +5,7 @@
  */
 import { chmod, copyFile, mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
-import type { CaseSpec } from "../config/types.js";
+import { agentFolder, type CaseSpec } from "../config/types.js";
 import { providerFor } from "../providers/index.js";
 import { sandboxedRunner } from "../sandbox/bwrap.js";
 import { buildEnv } from "../sandbox/env.js";
@@ -135,7 +135,8 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     const outcome = await providerFor(target.provider).run({
       target,
       test: spec.test,
-      workspace: ws,
+      workspace: agentFolder(ws, b.subdir),
+      repoRoot: ws,
       attemptDir: input.workDir,
       evidenceDir,
       prompt,

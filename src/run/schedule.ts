@@ -11,7 +11,8 @@ import { formatDuration } from "../config/duration.js";
 import { ConfigError, type ConfigProblem } from "../config/errors.js";
 import type { CaseSpec, Plan } from "../config/types.js";
 import type { ProcessRunner } from "../sandbox/process.js";
-import { BaselineStore, baselineKey, type PreparedBaseline, WorkspaceError } from "../workspace/baseline.js";
+import { BaselineStore, baselineKey, type PreparedBaseline } from "../workspace/baseline.js";
+import { WorkspaceError } from "../workspace/errors.js";
 import { type AttemptInput, runAttempt } from "./attempt.js";
 import { BudgetTracker } from "./budget.js";
 import { type AttemptResult, attemptDirName, type CaseRun } from "./types.js";
@@ -52,7 +53,25 @@ function slug(text: string): string {
   return text.replace(/[^A-Za-z0-9._-]+/g, "-").slice(0, 60);
 }
 
-/** Prepares every distinct baseline of the plan. A ref that does not exist is a ConfigError. */
+/** A user mistake found while preparing a seed, located where the seed is written. */
+function seedProblem(c: CaseSpec, error: WorkspaceError): ConfigProblem {
+  const origin = c.test.workspace.seedOrigin;
+  const sub = error.details.key;
+  const p: ConfigProblem = {
+    file: origin?.file ?? c.identity.evalPath,
+    key: [origin?.key ?? "workspace.seed", sub].filter(Boolean).join("."),
+    message: error.message,
+  };
+  const line = (sub ? origin?.lines[sub] : undefined) ?? origin?.line;
+  if (line !== undefined) p.line = line;
+  if (error.details.hint) p.hint = error.details.hint;
+  return p;
+}
+
+/**
+ * Prepares every distinct baseline of the plan. A user mistake found on the way (a ref that does
+ * not exist, a refused archive, ...) is a ConfigError, raised before any agent runs.
+ */
 async function prepareBaselines(
   opts: ExecuteOptions,
   store: BaselineStore,
@@ -74,13 +93,8 @@ async function prepareBaselines(
           opts.hooks.baselinePrepared?.(c, b);
         } catch (error) {
           if (!(error instanceof WorkspaceError)) throw error;
-          if (error.failure === "ref_not_found") {
-            problems.push({
-              file: c.identity.evalPath,
-              key: `tests[${c.test.id}].workspace.seed.git.ref`,
-              message: error.message,
-              hint: "use a branch, tag or commit that exists in the repository",
-            });
+          if (error.failure === "config") {
+            problems.push(seedProblem(c, error));
             return;
           }
           const failed: BaselineOutcome = {

@@ -1,8 +1,8 @@
 /**
  * The secrets of a run: every variable whose value the run hands to a process or reads for a
  * scorer. Their values are redacted from the bundle and the console (sandbox/redact.ts).
- * This is the one place that knows where secrets come from: a new source (a seed's token) is one
- * more line in `secretVariables`.
+ * This is the one place that knows where secrets come from: a new source is one more line in
+ * `secretVariables`.
  */
 import type { Plan } from "../config/types.js";
 import { MIN_SECRET_LENGTH, Redactor } from "./redact.js";
@@ -20,6 +20,8 @@ export function secretVariables(plan: Plan): Map<string, string[]> {
     out.set(name, list);
   };
   for (const c of plan.cases) {
+    const seed = c.test.workspace.seed;
+    if (seed.kind === "git") add(seed.tokenEnv, "workspace seed token_env");
     for (const n of c.target.envPassthrough) add(n, `target ${c.target.name} env_passthrough`);
     for (const n of c.test.workspace.setup.envPassthrough) add(n, "setup env_passthrough");
     for (const s of c.test.scorers) {

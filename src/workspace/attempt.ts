@@ -2,20 +2,19 @@
  * One attempt's workspace: a fresh copy of the prepared baseline, and the capture of what the
  * agent changed as a patch that `git apply` accepts on the baseline.
  */
-import { copyFile, mkdir } from "node:fs/promises";
+import { copyFile } from "node:fs/promises";
 import path from "node:path";
-import { execa } from "execa";
 import { formatSize } from "../config/size.js";
 import type { PreparedBaseline } from "./baseline.js";
+import { copyTree } from "./copy.js";
 import { git, gitCapped } from "./git.js";
 
-/** Copies the prepared tree (with its .git and the files setup left untracked) to `dest`. */
+/**
+ * Copies the prepared tree (with its .git and the files setup left untracked or ignored) to
+ * `dest`. No file is shared with the baseline: see copy.ts.
+ */
 export async function materializeAttempt(baseline: PreparedBaseline, dest: string): Promise<void> {
-  await mkdir(path.dirname(dest), { recursive: true });
-  const result = await execa("cp", ["-a", "--reflink=auto", baseline.dir, dest], { reject: false });
-  if (result.exitCode !== 0) {
-    throw new Error(`cannot copy the baseline to ${dest}: ${String(result.stderr).trim()}`);
-  }
+  await copyTree(baseline.dir, dest, baseline.copyMethod ?? "tar");
 }
 
 export type ChangeStatus = "added" | "modified" | "deleted" | "renamed" | "copied" | "type_changed";
@@ -95,10 +94,11 @@ export async function captureDiff(
   );
   const truncated = totalBytes > maxPatchBytes;
   const patch = truncated ? truncatePatch(head, totalBytes, maxPatchBytes) : head;
-  const raw = await git(["diff", ...range, "--raw", "-z", "--no-abbrev"], opts);
-  const numstat = await git(["diff", ...range, "--numstat", "-z"], opts);
-  const files = parseRaw(raw);
-  applyNumstat(files, numstat);
+  // One call for both listings: raw records first, then numstat records.
+  const listing = await git(["diff", ...range, "--raw", "--numstat", "-z", "--no-abbrev"], opts);
+  const parts = listing.split("\0");
+  const { files, end } = parseRaw(parts);
+  applyNumstat(files, parts.slice(end));
   return {
     patch,
     patchBytes: totalBytes,
@@ -109,37 +109,38 @@ export async function captureDiff(
   };
 }
 
-/** `git diff --raw -z`: ":old new oldsha newsha STATUS\0path\0[newpath\0]". */
-function parseRaw(raw: string): ChangedFile[] {
-  const parts = raw.split("\0");
+/**
+ * `git diff --raw -z` records, ":old new oldsha newsha STATUS\0path\0[newpath\0]", from the
+ * start of `parts`; returns them and where the records after them begin.
+ */
+function parseRaw(parts: string[]): { files: ChangedFile[]; end: number } {
   const out: ChangedFile[] = [];
-  for (let i = 0; i < parts.length; i++) {
-    const head = parts[i]!;
-    if (!head.startsWith(":")) continue;
-    const [oldMode, newMode, , , status] = head.slice(1).split(" ");
+  let i = 0;
+  while (i < parts.length && parts[i]!.startsWith(":")) {
+    const [oldMode, newMode, , , status] = parts[i]!.slice(1).split(" ");
     const letter = (status ?? "M")[0]!;
     const file: ChangedFile = {
-      path: parts[++i]!,
+      path: parts[i + 1]!,
       status: STATUS[letter] ?? "modified",
       additions: 0,
       deletions: 0,
       binary: false,
     };
+    i += 2;
     if (letter === "R" || letter === "C") {
       file.oldPath = file.path;
-      file.path = parts[++i]!;
+      file.path = parts[i++]!;
     }
     if (oldMode !== newMode && oldMode !== "000000" && newMode !== "000000") {
       file.modeChange = `${oldMode} → ${newMode}`;
     }
     out.push(file);
   }
-  return out;
+  return { files: out, end: i };
 }
 
-/** `git diff --numstat -z`: "add\tdel\tpath\0" or "add\tdel\t\0old\0new\0" for renames. */
-function applyNumstat(files: ChangedFile[], numstat: string): void {
-  const parts = numstat.split("\0");
+/** `git diff --numstat -z` records: "add\tdel\tpath\0" or "add\tdel\t\0old\0new\0" for renames. */
+function applyNumstat(files: ChangedFile[], parts: string[]): void {
   const byPath = new Map(files.map((f) => [f.path, f]));
   for (let i = 0; i < parts.length; i++) {
     const entry = parts[i]!;

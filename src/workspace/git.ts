@@ -69,6 +69,12 @@ const SAFE_CONFIG = [
   "core.fileMode=true",
   "-c",
   "core.symlinks=true",
+  // Every stat field counts when git decides whether a file changed (an agent can reset an mtime,
+  // never a ctime or an inode).
+  "-c",
+  "core.checkStat=default",
+  "-c",
+  "core.trustctime=true",
   "-c",
   "diff.noprefix=false",
   "-c",
@@ -88,12 +94,6 @@ const SAFE_CONFIG = [
 export async function git(args: readonly string[], opts: GitOptions = {}): Promise<string> {
   const out = await gitRaw(args, opts);
   return typeof out === "string" ? out : out.toString("utf8");
-}
-
-export async function gitBuffer(args: readonly string[], opts: GitOptions = {}): Promise<Buffer> {
-  const out = await gitRaw(args, { ...opts, binary: true });
-  // execa 9 hands binary output over as a plain Uint8Array, whose toString() ignores "utf8".
-  return typeof out === "string" ? Buffer.from(out) : Buffer.from(out.buffer, out.byteOffset, out.byteLength);
 }
 
 async function gitRaw(args: readonly string[], opts: GitOptions): Promise<string | Buffer> {

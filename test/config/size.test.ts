@@ -22,7 +22,8 @@ describe("sizes", () => {
 
   it("formats sizes for people", () => {
     expect(formatSize(10 * 1024 * 1024)).toBe("10 MiB");
-    expect(formatSize(1536)).toBe("1.5 KiB");
+    expect(formatSize(1536)).toBe("1.54 KB");
+    expect(formatSize(100 * 1000 * 1000)).toBe("100 MB");
     expect(formatSize(900)).toBe("900 B");
   });
 });

@@ -1,19 +1,25 @@
 import {
   chmodSync,
+  closeSync,
   existsSync,
+  openSync,
+  readdirSync,
   readFileSync,
   renameSync,
   rmSync,
+  statSync,
   symlinkSync,
   unlinkSync,
   writeFileSync,
+  writeSync,
 } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { WorkspaceSpec } from "../../src/config/types.js";
 import { ChildProcessRunner } from "../../src/sandbox/process.js";
 import { captureDiff, materializeAttempt } from "../../src/workspace/attempt.js";
-import { BaselineStore, WorkspaceError } from "../../src/workspace/baseline.js";
+import { BaselineStore } from "../../src/workspace/baseline.js";
+import { WorkspaceError } from "../../src/workspace/errors.js";
 import { gitRepo, sh, tempDir, writeFiles } from "../helpers.js";
 
 const runner = new ChildProcessRunner();
@@ -48,6 +54,7 @@ describe("prepared baseline and attempt workspaces", () => {
     renameSync(path.join(ws, "move/me.txt"), path.join(ws, "moved.txt"));
     chmodSync(path.join(ws, "run.sh"), 0o755);
     writeFileSync(path.join(ws, "new.txt"), "brand new\n");
+    writeFileSync(path.join(ws, ":colon.txt"), "looks like a raw record\n");
     writeFileSync(path.join(ws, "image.bin"), Buffer.from([0, 255, 1, 254, 0, 7]));
     writeFileSync(path.join(ws, "keep.bin"), Buffer.from([9, 0, 9]));
     symlinkSync("a.txt", path.join(ws, "link"));
@@ -61,6 +68,7 @@ describe("prepared baseline and attempt workspaces", () => {
     expect(byPath["moved.txt"]).toMatchObject({ status: "renamed", oldPath: "move/me.txt" });
     expect(byPath["run.sh"]).toMatchObject({ modeChange: "100644 → 100755" });
     expect(byPath["new.txt"]).toMatchObject({ status: "added", additions: 1 });
+    expect(byPath[":colon.txt"]).toMatchObject({ status: "added", additions: 1 });
     expect(byPath["image.bin"]).toMatchObject({ status: "added", binary: true });
     expect(byPath["keep.bin"]).toMatchObject({ status: "modified", binary: true });
     expect(byPath.link).toMatchObject({ status: "added" });
@@ -102,6 +110,45 @@ describe("prepared baseline and attempt workspaces", () => {
     expect(existsSync(path.join(src, ".git"))).toBe(false);
   });
 
+  it("shares no file with the baseline or another attempt: an in-place edit stays in its attempt", async () => {
+    const src = tempDir();
+    writeFiles(src, {
+      "app.txt": "original\n",
+      "deps/lib.js": "module.exports = 1;\n",
+      ".gitignore": "deps/\n",
+    });
+    const store = new BaselineStore(tempDir(), runner);
+    const baseline = await store.prepare(spec({ kind: "path", path: src }), 60_000);
+    const a = path.join(tempDir(), "a");
+    const b = path.join(tempDir(), "b");
+    await Promise.all([materializeAttempt(baseline, a), materializeAttempt(baseline, b)]);
+    const [pack] = readdirSync(path.join(baseline.dir, ".git/objects/pack")).filter((f) =>
+      f.endsWith(".pack"),
+    );
+    const packOf = (root: string) => path.join(root, ".git/objects/pack", pack!);
+    const basePack = readFileSync(packOf(baseline.dir));
+    // Writes through the same inode (open r+, write at offset 0), as `>>` or an mmap would: a hard
+    // link would carry them to every copy. Tracked, ignored and .git files alike.
+    for (const rel of ["app.txt", "deps/lib.js", `.git/objects/pack/${pack}`]) {
+      chmodSync(path.join(a, rel), 0o644);
+      const fd = openSync(path.join(a, rel), "r+");
+      writeSync(fd, Buffer.from("XXXX"), 0, 4, 0);
+      closeSync(fd);
+      expect(statSync(path.join(a, rel)).ino).not.toBe(statSync(path.join(baseline.dir, rel)).ino);
+    }
+    for (const root of [baseline.dir, b]) {
+      expect(readFileSync(path.join(root, "app.txt"), "utf8")).toBe("original\n");
+      expect(readFileSync(path.join(root, "deps/lib.js"), "utf8")).toBe("module.exports = 1;\n");
+    }
+    expect(readFileSync(packOf(baseline.dir)).equals(basePack)).toBe(true);
+    expect(readFileSync(packOf(b)).equals(basePack)).toBe(true);
+    // The capture of a reads the baseline's intact store, and sees exactly a's edit.
+    const diffA = await captureDiff(baseline, a, path.join(tempDir(), "i"));
+    expect(diffA.files.map((f) => f.path)).toEqual(["app.txt"]);
+    const diffB = await captureDiff(baseline, b, path.join(tempDir(), "i"));
+    expect(diffB.files).toEqual([]);
+  });
+
   it("reports a failing setup command as a setup failure with its log", async () => {
     const store = new BaselineStore(tempDir(), runner);
     const err = await store
@@ -139,7 +186,7 @@ describe("prepared baseline and attempt workspaces", () => {
       const store = new BaselineStore(tempDir(), runner);
       const err = await store.prepare(spec({ kind: "git", url: repo, ref: "v9" }), 60_000).catch((e) => e);
       expect(err).toBeInstanceOf(WorkspaceError);
-      expect(err.failure).toBe("ref_not_found");
+      expect(err.failure).toBe("config");
       expect(err.message).toContain(`ref "v9" was not found in ${repo}`);
     });
 

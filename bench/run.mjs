@@ -1,0 +1,21 @@
+/**
+ * `npm run bench`: builds, then runs every benchmark (or those named: `node bench/run.mjs overhead`)
+ * and prints their figures. Benchmarks report; they never fail on a number.
+ */
+import { overhead } from "./overhead.mjs";
+
+const BENCHES = { overhead };
+
+const wanted = process.argv.slice(2);
+for (const name of wanted) {
+  if (!(name in BENCHES)) {
+    console.error(`unknown benchmark ${name} (known: ${Object.keys(BENCHES).join(", ")})`);
+    process.exit(2);
+  }
+}
+for (const [name, bench] of Object.entries(BENCHES)) {
+  if (wanted.length > 0 && !wanted.includes(name)) continue;
+  const t = performance.now();
+  await bench();
+  console.log(`  (${name}: ${((performance.now() - t) / 1000).toFixed(0)} s)\n`);
+}

@@ -1,0 +1,280 @@
+/**
+ * The `workspace:` of an eval file or test → a WorkspaceSpec: which seed (path, git, archive,
+ * empty), checked as far as it can be without fetching or unpacking anything, and which setup.
+ */
+import { stat } from "node:fs/promises";
+import path from "node:path";
+import { toCommand, unknownPlaceholders, WORKSPACE_PLACEHOLDERS } from "./commands.js";
+import { keyPath, lineOf, type PathKey, type YamlSource } from "./load.js";
+import type { WorkspaceInput } from "./schema.js";
+import { parseSize } from "./size.js";
+import {
+  type ArchiveLimits,
+  DEFAULT_ARCHIVE_LIMITS,
+  type ScoringGuards,
+  type SeedOrigin,
+  type SeedSpec,
+  type SetupSpec,
+  type WorkspaceSpec,
+} from "./types.js";
+
+/** What the planner offers this module: reporting problems and showing paths. */
+export interface WorkspaceContext {
+  problem(src: YamlSource, at: readonly PathKey[], message: string, hint?: string, key?: string): void;
+  display(abs: string): string;
+  checkPassthrough(src: YamlSource, at: PathKey[], names: readonly string[] | undefined): void;
+}
+
+export interface WorkspaceSource {
+  input?: WorkspaceInput;
+  src: YamlSource;
+  at: PathKey[];
+  /** Folder of the file the workspace is written in (its relative paths resolve here). */
+  dir: string;
+}
+
+const SEED_KINDS = ["path", "git", "archive", "empty"] as const;
+export const ARCHIVE_EXTENSIONS = [".zip", ".tar", ".tar.gz", ".tgz"] as const;
+
+/** A URL rather than a local path: `scheme://...` or scp-like `user@host:path`. */
+export function isRemoteUrl(url: string): boolean {
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(url) || /^[^/]+@[^/]+:/.test(url);
+}
+
+const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
+
+async function isDirectory(abs: string): Promise<boolean> {
+  try {
+    return (await stat(abs)).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+async function isFile(abs: string): Promise<boolean> {
+  try {
+    return (await stat(abs)).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * `subdir` as a clean relative path (`a/b`), or why it is not one. It must stay inside the
+ * repository, so absolute paths and `..` are refused.
+ */
+export function normalizeSubdir(value: string): { subdir?: string; problem?: string } {
+  if (value.startsWith("/") || /^[A-Za-z]:[\\/]/.test(value)) return { problem: "is an absolute path" };
+  const parts = value.split(/[\\/]+/).filter((p) => p !== "" && p !== ".");
+  if (parts.includes("..")) return { problem: "leaves the repository (..)" };
+  if (parts.length === 0) return {};
+  return { subdir: parts.join("/") };
+}
+
+class WorkspaceResolver {
+  constructor(
+    private readonly ctx: WorkspaceContext,
+    private readonly from: WorkspaceSource,
+  ) {}
+
+  private get seedAt(): PathKey[] {
+    return [...this.from.at, "seed"];
+  }
+
+  private problem(at: PathKey[], message: string, hint?: string): void {
+    this.ctx.problem(this.from.src, [...this.seedAt, ...at], message, hint);
+  }
+
+  private relativeHint(): string {
+    return `paths are relative to ${this.ctx.display(this.from.dir) || "."}/`;
+  }
+
+  async seed(): Promise<SeedSpec | undefined> {
+    const input = this.from.input!.seed!;
+    const kinds = SEED_KINDS.filter((k) => input[k] !== undefined);
+    if (kinds.length !== 1) {
+      this.problem(
+        [],
+        kinds.length === 0
+          ? "a seed needs one of path, git, archive, empty"
+          : `a seed has exactly one of path, git, archive, empty (found ${kinds.join(" and ")})`,
+        "for example seed: { path: fixtures/app }",
+      );
+      return undefined;
+    }
+    if (input.path !== undefined) {
+      const abs = path.resolve(this.from.dir, input.path);
+      if (!(await isDirectory(abs))) {
+        this.problem(["path"], `seed folder ${this.ctx.display(abs)} does not exist`, this.relativeHint());
+        return undefined;
+      }
+      return { kind: "path", path: abs };
+    }
+    if (input.git) return this.git(input.git);
+    if (input.archive !== undefined) return this.archive(input.archive);
+    return { kind: "empty" };
+  }
+
+  private git(g: NonNullable<NonNullable<WorkspaceInput["seed"]>["git"]>): SeedSpec | undefined {
+    let ok = true;
+    const remote = isRemoteUrl(g.url);
+    let parsed: URL | undefined;
+    if (/^https?:\/\//i.test(g.url)) {
+      try {
+        parsed = new URL(g.url);
+      } catch {
+        this.problem(["git", "url"], `"${g.url}" is not a valid URL`);
+        return undefined;
+      }
+      if (parsed.username || parsed.password) {
+        // Never echo the URL here: it holds a credential.
+        this.problem(
+          ["git", "url"],
+          "the URL carries credentials, which would end up in logs and in the run bundle",
+          "remove them from the URL and set token_env: to the name of a variable that holds the token",
+        );
+        ok = false;
+      }
+    }
+    if (g.token_env !== undefined) {
+      if (!parsed) {
+        this.problem(
+          ["git", "token_env"],
+          "token_env applies to https URLs only",
+          remote
+            ? "for ssh URLs evalgate uses the runner's ssh setup; remove token_env"
+            : "a local repository needs no token; remove token_env",
+        );
+        ok = false;
+      } else if (parsed.protocol === "http:" && !LOOPBACK.has(parsed.hostname)) {
+        this.problem(
+          ["git", "token_env"],
+          `the token would be sent unencrypted to ${parsed.host} over http://`,
+          "use the https:// URL of the repository",
+        );
+        ok = false;
+      }
+    }
+    let subdir: string | undefined;
+    if (g.subdir !== undefined) {
+      const n = normalizeSubdir(g.subdir);
+      if (n.problem) {
+        this.problem(
+          ["git", "subdir"],
+          `subdir "${g.subdir}" ${n.problem}`,
+          "give a folder inside the repository, relative to its root (e.g. services/cart)",
+        );
+        ok = false;
+      }
+      subdir = n.subdir;
+    }
+    if (!ok) return undefined;
+    const seed: SeedSpec = { kind: "git", url: remote ? g.url : path.resolve(this.from.dir, g.url) };
+    if (g.ref) seed.ref = g.ref;
+    if (subdir) seed.subdir = subdir;
+    if (g.token_env) seed.tokenEnv = g.token_env;
+    return seed;
+  }
+
+  private async archive(
+    a: NonNullable<NonNullable<WorkspaceInput["seed"]>["archive"]>,
+  ): Promise<SeedSpec | undefined> {
+    const spec = typeof a === "string" ? { path: a } : a;
+    const at: PathKey[] = typeof a === "string" ? ["archive"] : ["archive", "path"];
+    const abs = path.resolve(this.from.dir, spec.path);
+    if (!ARCHIVE_EXTENSIONS.some((ext) => abs.toLowerCase().endsWith(ext))) {
+      this.problem(
+        at,
+        `${this.ctx.display(abs)} is not a .zip, .tar, .tar.gz or .tgz file`,
+        "seed archives are zip or tar files (optionally gzipped); for a folder use seed: { path: ... }",
+      );
+      return undefined;
+    }
+    if (!(await isFile(abs))) {
+      this.problem(at, `seed archive ${this.ctx.display(abs)} does not exist`, this.relativeHint());
+      return undefined;
+    }
+    const limits: ArchiveLimits = { ...DEFAULT_ARCHIVE_LIMITS };
+    if (typeof a !== "string") {
+      if (a.max_size !== undefined) limits.maxSize = parseSize(a.max_size);
+      if (a.max_unpacked_size !== undefined) limits.maxUnpackedSize = parseSize(a.max_unpacked_size);
+      if (a.max_entries !== undefined) limits.maxEntries = a.max_entries;
+    }
+    return { kind: "archive", path: abs, limits };
+  }
+
+  setup(setupFrom: WorkspaceSource): SetupSpec {
+    const input = setupFrom.input?.setup;
+    const setup: SetupSpec = { envPassthrough: input?.env_passthrough ?? [], evalDir: setupFrom.dir };
+    if (!input) return setup;
+    this.ctx.checkPassthrough(
+      setupFrom.src,
+      [...setupFrom.at, "setup", "env_passthrough"],
+      input.env_passthrough,
+    );
+    if (input.command) {
+      setup.command = toCommand(input.command);
+      for (const u of unknownPlaceholders(setup.command, WORKSPACE_PLACEHOLDERS)) {
+        this.ctx.problem(
+          setupFrom.src,
+          [...setupFrom.at, "setup", "command"],
+          `unknown placeholder {${u.name}}`,
+          `setup commands know ${WORKSPACE_PLACEHOLDERS.map((p) => `{${p}}`).join(" ")}`,
+        );
+      }
+    }
+    if (input.instructions) setup.instructions = input.instructions;
+    return setup;
+  }
+
+  origin(): SeedOrigin {
+    const at = this.seedAt;
+    const origin: SeedOrigin = { file: this.from.src.display, key: keyPath(at), lines: {} };
+    const line = lineOf(this.from.src, at);
+    if (line !== undefined) origin.line = line;
+    for (const sub of ORIGIN_KEYS) {
+      const l = lineOf(this.from.src, [...at, ...sub]);
+      if (l !== undefined) origin.lines[sub.join(".")] = l;
+    }
+    return origin;
+  }
+}
+
+/** Keys under a seed that errors found while preparing it can point at. */
+const ORIGIN_KEYS: PathKey[][] = [
+  ["git", "url"],
+  ["git", "ref"],
+  ["git", "subdir"],
+  ["git", "token_env"],
+  ["archive"],
+];
+
+/**
+ * Resolves the workspace of one test: the test's own seed and setup override the file's default
+ * (each as a whole). Problems are reported through `ctx`; undefined when the seed is unusable.
+ */
+export async function resolveWorkspace(
+  ctx: WorkspaceContext,
+  def: WorkspaceSource,
+  over: WorkspaceSource,
+  testLabel: string,
+): Promise<Omit<WorkspaceSpec, keyof ScoringGuards> | undefined> {
+  const seedFrom = over.input?.seed ? over : def.input?.seed ? def : undefined;
+  const setupFrom = over.input?.setup ? over : def;
+  if (!seedFrom) {
+    ctx.problem(
+      over.src,
+      over.at,
+      `test ${testLabel} has no workspace seed`,
+      "add workspace: { seed: { path: fixtures/app } } (or git:, archive: or empty: true) to the eval file or the test",
+    );
+    return undefined;
+  }
+  const resolver = new WorkspaceResolver(ctx, seedFrom);
+  const seed = await resolver.seed();
+  const setup = resolver.setup(setupFrom);
+  if (!seed) return undefined;
+  const ws: Omit<WorkspaceSpec, keyof ScoringGuards> = { seed, setup };
+  ws.seedOrigin = resolver.origin();
+  return ws;
+}
