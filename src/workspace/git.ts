@@ -115,3 +115,12 @@ async function gitRaw(args: readonly string[], opts: GitOptions): Promise<string
   }
   return result.stdout as string | Buffer;
 }
+
+/** The top folder of the git repository holding `cwd`, or `cwd` itself outside a repository. */
+export async function repositoryRoot(cwd: string): Promise<string> {
+  try {
+    return (await git(["rev-parse", "--show-toplevel"], { cwd })).trim() || cwd;
+  } catch {
+    return cwd;
+  }
+}
