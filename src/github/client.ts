@@ -85,7 +85,12 @@ export function explainApiError(error: unknown, what: string, permission?: strin
     }`;
   }
   if (status === 401) return `${what} failed (401 ${message}): the github-token input was rejected`;
-  if (status === 422) return `${what} failed (422 ${message})`;
+  if (status === 422) {
+    const errors = ((error as RequestErrorLike).response?.data as { errors?: { message?: string }[] })
+      ?.errors;
+    const details = (errors ?? []).map((e) => e.message).filter(Boolean);
+    return `${what} failed (422 ${message}${details.length ? `: ${details.join("; ")}` : ""})`;
+  }
   if (status !== undefined && status >= 500)
     return `${what} failed: GitHub answered ${status} (${message}) and kept failing after retries`;
   return `${what} failed: ${message}`;

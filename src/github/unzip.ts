@@ -63,7 +63,7 @@ export async function extractZip(
       zip.on("error", (error: Error) =>
         // yauzl checks names itself (absolute paths, "..", backslashes) and reports them here.
         fail(
-          /file name|relative path|absolute path/i.test(error.message)
+          /fileName|relative path|absolute path/i.test(error.message)
             ? new UnsafeArchiveError(error.message)
             : error,
         ),
