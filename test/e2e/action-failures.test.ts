@@ -131,9 +131,10 @@ describe("the action when GitHub does not cooperate", () => {
     expect(r.outputs.verdict).toBe("fail");
   });
 
-  it("outside Actions (no runtime token) the bundle is not uploaded and stays on disk", async () => {
-    const r = await pr(repo.fixed, { noRuntime: true });
+  it("outside Actions (no runtime token, no summary file) the bundle stays on disk; no crash", async () => {
+    const r = await pr(repo.fixed, { noRuntime: true, env: { GITHUB_STEP_SUMMARY: "" } });
     expect(r.code).toBe(0);
+    expect(r.stdout).toContain("GITHUB_STEP_SUMMARY is not set: no job summary");
     expect(r.stdout).toMatch(
       /::warning::the bundle was not uploaded: ACTIONS_RUNTIME_TOKEN and ACTIONS_RESULTS_URL are not set/,
     );
