@@ -8,34 +8,27 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  FORK,
   filesOf,
   MARKER,
   MERGE_SHA,
-  makeRepo,
+  openScenario,
   prPayload,
   prRun,
-  pushOnMain,
   REPO,
   type Repo,
 } from "../github/fixture.js";
-import { ACTION, NODE24, runStep, type StepOptions } from "../github/harness.js";
-import { FakeGitHub } from "../github/server.js";
+import { NODE24, requireBuiltAction, runStep, type StepOptions } from "../github/harness.js";
+import type { FakeGitHub } from "../github/server.js";
 
-if (!existsSync(ACTION)) throw new Error("dist/index.js is missing: run npm run bundle");
-
-const FORK = "forker/Hello-World";
+requireBuiltAction();
 
 describe("the action when GitHub does not cooperate", () => {
   let gh: FakeGitHub;
   let repo: Repo;
   let writer: string;
   beforeAll(async () => {
-    gh = await new FakeGitHub(REPO).start();
-    repo = makeRepo();
-    writer = gh.token({ "pull-requests": "write", actions: "read", checks: "write" });
-    const main = await pushOnMain(gh, repo, writer);
-    if (main.code !== 0) throw new Error(`the push on main failed: ${main.stdout}`);
-    gh.pulls.set(2, { number: 2, headSha: repo.broken, headRef: "feature", headRepo: REPO, baseRef: "main" });
+    ({ gh, repo, writer } = await openScenario());
     gh.pulls.set(3, { number: 3, headSha: repo.broken, headRef: "patch-1", headRepo: FORK, baseRef: "main" });
   });
   afterAll(() => gh.close());

@@ -1,41 +1,28 @@
-/**
- * The action in the workflows the README documents: a sharded matrix merged by a later job, a merge
- * queue (merge_group), and the fork recipe (a workflow_run workflow that publishes a fork PR's
- * bundle after checking that the PR's head is the commit the bundle is of).
- */
-import { existsSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  FORK,
   MARKER,
   MERGE_SHA,
-  makeRepo,
+  openScenario,
   prPayload,
   prRun,
-  pushOnMain,
   REPO,
   type Repo,
   WORKFLOW,
 } from "../github/fixture.js";
-import { ACTION, examplePayload, NODE24, runStep } from "../github/harness.js";
-import { FakeGitHub } from "../github/server.js";
+import { examplePayload, NODE24, requireBuiltAction, runStep } from "../github/harness.js";
+import type { FakeGitHub } from "../github/server.js";
 import { readJson, tempDir } from "../helpers.js";
 
-if (!existsSync(ACTION)) throw new Error("dist/index.js is missing: run npm run bundle");
-
-const FORK = "forker/Hello-World";
+requireBuiltAction();
 
 describe("workflows around the action", () => {
   let gh: FakeGitHub;
   let repo: Repo;
   let writer: string;
   beforeAll(async () => {
-    gh = await new FakeGitHub(REPO).start();
-    repo = makeRepo();
-    writer = gh.token({ "pull-requests": "write", actions: "read", checks: "write" });
-    const main = await pushOnMain(gh, repo, writer);
-    if (main.code !== 0) throw new Error(`the push on main failed: ${main.stdout}`);
-    gh.pulls.set(2, { number: 2, headSha: repo.broken, headRef: "feature", headRepo: REPO, baseRef: "main" });
+    ({ gh, repo, writer } = await openScenario());
   });
   afterAll(() => gh.close());
 

