@@ -2,18 +2,23 @@
  * The CLI edge. Exit status: 0 gate passed, 1 gate failed, 2 invalid configuration or usage,
  * 3 internal error.
  */
+import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { compareBundles } from "./bundle/compare.js";
 import { mergeBundles } from "./bundle/merge.js";
 import { type Bundle, BundleError, readBundle } from "./bundle/read.js";
+import { loadReportView } from "./bundle/report-view.js";
 import { parsePositiveInt, parseShard, splitList } from "./config/args.js";
 import { ConfigError, UsageError } from "./config/errors.js";
 import { loadPlan } from "./config/plan.js";
 import { StreamLogger } from "./log.js";
 import { newRunId, type RunOptions, runEvals } from "./pipeline.js";
+import { COMMENT_MAX_CHARS, renderComment } from "./report/comment.js";
 import { renderComparisonMarkdown } from "./report/compare.js";
 import { LineProgress, LiveProgress, type Progress, SilentProgress } from "./report/console.js";
+import { renderHtml } from "./report/html.js";
+import { renderJUnit } from "./report/junit.js";
 import { renderCaseTable, renderRunFooter } from "./report/table.js";
 import { ChildProcessRunner } from "./sandbox/process.js";
 import { VERSION } from "./version.js";
@@ -183,6 +188,43 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
           : renderComparisonMarkdown(comparison),
       );
       throw new Exit(comparison.verdict === "pass" ? EXIT.pass : EXIT.fail);
+    });
+
+  program
+    .command("report")
+    .description(
+      "render a bundle: the PR comment (markdown), report.html (html), junit.xml (junit) or summary.json with its rows (json)",
+    )
+    .argument("<bundle>", "the bundle folder")
+    .addOption(
+      new Option("--format <format>", "output format")
+        .choices(["markdown", "html", "junit", "json"])
+        .default("markdown"),
+    )
+    .option("--out <file>", "write to FILE instead of stdout")
+    .action(async (bundlePath: string, o: { format: string; out?: string }) => {
+      const dir = path.resolve(cwd, bundlePath);
+      let text: string;
+      if (o.format === "json") {
+        const bundle = await readBundleArg(bundlePath, cwd);
+        text = `${JSON.stringify({ summary: bundle.summary, rows: bundle.rows }, null, 2)}\n`;
+      } else {
+        const view = await loadReportView(dir, { evidence: o.format === "html" ? "all" : "problems" }).catch(
+          (error) => {
+            if (error instanceof BundleError) throw new UsageError(error.message);
+            throw error;
+          },
+        );
+        text =
+          o.format === "html"
+            ? renderHtml(view)
+            : o.format === "junit"
+              ? renderJUnit(view)
+              : renderComment(view, { key: "default", maxChars: COMMENT_MAX_CHARS });
+      }
+      if (o.out) await writeFile(path.resolve(cwd, o.out), text);
+      else stdout.write(text);
+      throw new Exit(EXIT.pass);
     });
 
   program

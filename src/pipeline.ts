@@ -9,6 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { comparisonSummary } from "./bundle/compare.js";
 import { type Bundle, BundleError, readBundle, rowKey } from "./bundle/read.js";
+import { writeReports } from "./bundle/reports.js";
 import { buildSummary, gateFromRows, wireEvals } from "./bundle/summary.js";
 import type { WireIndexRow, WireSummary } from "./bundle/wire.js";
 import { BundleWriter, type FinishedCase } from "./bundle/write.js";
@@ -170,6 +171,7 @@ export async function runEvals(opts: RunOptions, deps: RunDeps): Promise<RunOutc
     baseline ? comparisonSummary(baseline, rows, filtered) : null,
   );
   await bundle.writeSummary(summary);
+  await writeReports(bundleDir);
   return { runId, bundleDir, summary, rows, plan };
 }
 

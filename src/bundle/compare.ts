@@ -116,5 +116,6 @@ export function comparisonSummary(
       suite: r.suite,
       base_verdict: r.verdict,
     })),
+    targets: baseline.summary.targets,
   };
 }

@@ -7,6 +7,7 @@ import path from "node:path";
 import { UsageError } from "../config/errors.js";
 import { applyBaseline, comparisonSummary } from "./compare.js";
 import { type Bundle, readBundle, rowKey } from "./read.js";
+import { writeReports } from "./reports.js";
 import { buildSummary, gateFromRows, type WireEval } from "./summary.js";
 import type { WireIndexRow, WireSummary } from "./wire.js";
 import { writeJson } from "./write.js";
@@ -126,6 +127,7 @@ export async function mergeBundles(
     rows.map((r) => JSON.stringify(r)).join("\n") + (rows.length ? "\n" : ""),
   );
   await writeJson(path.join(out, "summary.json"), summary);
+  await writeReports(out);
   return { summary, rows };
 }
 

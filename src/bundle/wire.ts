@@ -122,6 +122,8 @@ export interface WireComparison {
   significant: number;
   /** Cases of the baseline that this run no longer has (only when the run was not filtered or sharded). */
   removed_cases: (WireIdentity & { suite: string; base_verdict: string })[];
+  /** The baseline's per-target rollups (its summary's `targets`), for per-target deltas; absent in older bundles. */
+  targets?: WireTargetRollup[];
 }
 
 export function wireChange(c: CaseChange): WireChange {

@@ -18,7 +18,7 @@ export type BaselineResult =
 const RUNS_SEARCHED = 10;
 
 const NEEDS_ACTIONS_READ =
-  "the token cannot read this repository's workflow runs and artifacts: add `actions: read` to the workflow's permissions";
+  "the token cannot read this repository's workflow runs and artifacts: add actions: read to the workflow's permissions";
 
 export async function fetchBaseline(
   client: GitHubClient,
@@ -83,7 +83,7 @@ export async function fetchBaseline(
       await downloadArtifact(client, repo, live, dest);
       await readBundle(dest);
       logger.info(
-        `baseline: artifact ${live.name} of run #${run.run_number} on ${ctx.baseBranch} (${run.head_sha.slice(0, 7)})`,
+        `baseline: artifact ${live.name} of run ${run.run_number} on ${ctx.baseBranch} (${run.head_sha.slice(0, 7)})`,
       );
       return { dir: dest, runId: run.id, artifact: live };
     } catch (error) {
@@ -92,10 +92,10 @@ export async function fetchBaseline(
         continue;
       }
       if (error instanceof BundleError)
-        return { note: `the artifact ${live.name} of run #${run.run_number} is not an evalgate bundle` };
+        return { note: `the artifact ${live.name} of run ${run.run_number} is not an evalgate bundle` };
       if (apiStatus(error) === 403) return { note: NEEDS_ACTIONS_READ };
       return {
-        note: `the artifact ${live.name} of run #${run.run_number} could not be used: ${
+        note: `the artifact ${live.name} of run ${run.run_number} could not be used: ${
           error instanceof DownloadError ? error.message : explainApiError(error, "downloading it")
         }`,
       };
@@ -103,7 +103,7 @@ export async function fetchBaseline(
   }
   return {
     note: expired
-      ? `the ${artifactName} artifact of run #${expired.run} on ${ctx.baseBranch} has expired (raise retention-days to keep baselines longer)`
+      ? `the ${artifactName} artifact of run ${expired.run} on ${ctx.baseBranch} has expired (raise retention-days to keep baselines longer)`
       : `none of the last ${runs.length} successful runs of ${workflow} on ${ctx.baseBranch} has an artifact named ${artifactName}`,
   };
 }

@@ -67,9 +67,6 @@ export function setOutputs(outputs: ActionOutputs): void {
   for (const [name, value] of Object.entries(outputs)) core.setOutput(name, value);
 }
 
-/** GitHub's limit for one step's job summary, in bytes. */
-export const JOB_SUMMARY_BYTES = 1024 * 1024;
-
 /** Writes the job summary; false (and nothing written) when GITHUB_STEP_SUMMARY is not set. */
 export async function writeJobSummary(markdown: string, env: NodeJS.ProcessEnv): Promise<boolean> {
   // core.summary.write() throws without the variable (outside Actions, or an old runner).

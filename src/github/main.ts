@@ -5,8 +5,17 @@
  */
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
+import { loadReportView } from "../bundle/report-view.js";
+import { writeReports } from "../bundle/reports.js";
 import { writeJson } from "../bundle/write.js";
 import { ConfigError, UsageError } from "../config/errors.js";
+import {
+  COMMENT_MAX_CHARS,
+  type CommentOptions,
+  commentMarker,
+  JOB_SUMMARY_MAX,
+  renderComment,
+} from "../report/comment.js";
 import {
   ActionsArtifactStore,
   type ArtifactStore,
@@ -14,7 +23,7 @@ import {
   shardArtifactName,
   uploadProblem,
 } from "./artifact.js";
-import { publishCheckRun } from "./check.js";
+import { CHECK_SUMMARY_LIMIT, publishCheckRun } from "./check.js";
 import { createClient, explainApiError, type GitHubClient, isForbidden } from "./client.js";
 import { changedFromBaseline, commentWanted, findStickyComment, upsertStickyComment } from "./comment.js";
 import { type EventContext, readEventContext, runUrl } from "./context.js";
@@ -28,19 +37,10 @@ import {
   writeJobSummary,
 } from "./io.js";
 import { GITHUB_RECORD, type GitHubRecord, type Produced, produceBundle } from "./produce.js";
-import {
-  type CommentOptions,
-  commentMarker,
-  renderBody,
-  renderWithinBytes,
-  writeBundleReports,
-} from "./report.js";
 
 export const EXIT = { pass: 0, fail: 1, usage: 2, internal: 3 } as const;
 
 export const FORK_RECIPE = "docs/fork-pull-requests.md";
-/** GitHub's limit for an issue comment. */
-export const COMMENT_LIMIT = 65_536;
 
 export interface RunDeps {
   env: NodeJS.ProcessEnv;
@@ -181,7 +181,7 @@ async function publish(
   const run = runUrl(ctx);
   const base: CommentOptions = {
     key: inputs.commentKey,
-    maxChars: COMMENT_LIMIT,
+    maxChars: COMMENT_MAX_CHARS,
     ...(produced.baselineNote ? { baselineNote: produced.baselineNote } : {}),
     links: run ? { run, runLabel: `run #${ctx.runId}` } : {},
     updatedAt: new Date(),
@@ -201,8 +201,11 @@ async function publish(
       baseline_note: produced.baselineNote ?? null,
     };
     await writeJson(path.join(produced.dir, GITHUB_RECORD), record);
-    await writeBundleReports(produced.dir, base);
   }
+  // The bundle's reports again, now with the run link and the baseline note (before the upload).
+  const view = produced.made
+    ? (await writeReports(produced.dir, base)).view
+    : await loadReportView(produced.dir);
   const artifact = produced.made ? await upload(produced, inputs, ctx, deps) : undefined;
   if (artifact) {
     outputs["artifact-id"] = String(artifact.id);
@@ -221,7 +224,7 @@ async function publish(
   } else if (dest.readOnly) {
     if (inputs.comment !== "off" || inputs.checkName) logger.notice(forkNotice(dest.readOnly));
   } else {
-    const body = await renderBody(produced.dir, { ...base, links, maxChars: COMMENT_LIMIT });
+    const body = renderComment(view, { ...base, links });
     if (await postComment(client, inputs, ctx, dest, produced, body, outputs, logger)) {
       await writeFile(path.join(produced.dir, "comment.md"), body);
     }
@@ -233,7 +236,7 @@ async function publish(
           name: inputs.checkName,
           headSha: dest.sha,
           summary,
-          body: await renderBody(produced.dir, { ...base, links, maxChars: 65_535 }),
+          body: renderComment(view, { ...base, links, maxChars: CHECK_SUMMARY_LIMIT }),
           ...(run ? { detailsUrl: run } : {}),
         });
         outputs["check-run-id"] = String(check.id);
@@ -244,11 +247,12 @@ async function publish(
     }
   }
 
-  const jobSummary = await renderWithinBytes(
-    produced.dir,
-    { ...base, links, maxChars: 1_048_576 },
-    1_048_576,
-  );
+  const jobSummary = renderComment(view, {
+    ...base,
+    links,
+    maxChars: JOB_SUMMARY_MAX,
+    maxBytes: JOB_SUMMARY_MAX,
+  });
   if (!(await writeJobSummary(jobSummary, deps.env)))
     logger.info("GITHUB_STEP_SUMMARY is not set: no job summary");
 

@@ -88,9 +88,9 @@ describe("the action when GitHub does not cooperate", () => {
     expect(r.code).toBe(0);
     const body = gh.comments.find((c) => c.body.startsWith(MARKER))!.body;
     expect(body).toContain(
-      "no baseline: the token cannot read this repository's workflow runs and artifacts: add `actions: read` to the workflow's permissions",
+      "No baseline: the token cannot read this repository's workflow runs and artifacts: add actions: read to the workflow's permissions.",
     );
-    expect(r.summary).toContain("no baseline: the token cannot read");
+    expect(r.summary).toContain("No baseline: the token cannot read");
   });
 
   it("an expired baseline artifact: no baseline, and the comment says it expired", async () => {
@@ -99,7 +99,7 @@ describe("the action when GitHub does not cooperate", () => {
       const r = await pr(repo.fixed);
       expect(r.code).toBe(0);
       expect(r.summary).toMatch(
-        /no baseline: the evalgate artifact of run #1 on main has expired \(raise retention-days to keep baselines longer\)/,
+        /No baseline: the evalgate artifact of run 1 on main has expired \(raise retention-days to keep baselines longer\)/,
       );
       expect(r.outputs.regressions).toBe("0");
     } finally {

@@ -136,7 +136,7 @@ describe("workflows around the action", () => {
     expect(gh.comments.filter((c) => c.issue === 104 && c.body.startsWith(MARKER))).toHaveLength(1);
     expect(gh.checkRuns.at(-1)).toMatchObject({ head_sha: repo.fixed, conclusion: "success" });
     // The baseline is main's latest successful run.
-    expect(r.summary).toMatch(/against baseline run/);
+    expect(r.summary).toContain(`base \`${repo.main.slice(0, 7)}\` → head \`${repo.fixed.slice(0, 7)}\``);
   });
 
   it("fork recipe: a workflow_run workflow publishes the fork PR's bundle, and only on the PR whose head it is", async () => {

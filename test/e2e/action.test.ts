@@ -3,6 +3,7 @@
  * local GitHub: a push on main makes the baseline artifact; a pull request compares with it, posts
  * one sticky comment (found again across pages of other comments) and updates it on the next push.
  */
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -38,6 +39,13 @@ describe.each([
     for (let i = 0; i < 150; i++) gh.addComment(2, i === 7 ? `> ${MARKER}\n> quoted` : `comment ${i}`);
   });
   afterAll(() => gh.close());
+
+  it("runs the bundle on the Node it says", () => {
+    const major = Number(/^v(\d+)/.exec(execFileSync(node, ["--version"], { encoding: "utf8" }))![1]);
+    // The Node 20 leg is the Node running the tests (the runner's own); it must not be the 24 one.
+    if (node === NODE24) expect(major).toBe(24);
+    else expect(major).toBeLessThan(24);
+  });
 
   let push: ActionRun;
   it("a push on main passes, uploads the bundle, and has no baseline yet", async () => {

@@ -1,0 +1,130 @@
+/**
+ * Bounded, contained reads of a bundle's files for reports. A diff is read from its head up to a
+ * cap and a log from its tail, so a bundle whose agent printed gigabytes is read in constant memory.
+ * Paths come from index.jsonl and case summaries, which may come from a downloaded artifact: a path
+ * that leaves the bundle is refused, never read. Problems are collected, never thrown.
+ */
+import { open, readFile, realpath, stat } from "node:fs/promises";
+import path from "node:path";
+import type { Excerpt } from "../report/view.js";
+
+/** A result.json or grading.json larger than this is not parsed (a tests scorer keeps ≤ 1,000 tests). */
+const JSON_CAP_BYTES = 8 * 1024 * 1024;
+
+export class BundleFiles {
+  readonly problems: string[] = [];
+  private rootReal: Promise<string> | undefined;
+  constructor(
+    readonly root: string,
+    /** Shared by a reader and its children: bytes of passing cases' diffs read so far. */
+    readonly spent = { passingDiffBytes: 0 },
+  ) {}
+
+  /** A reader that collects its own problems (one attempt's), sharing the budget. */
+  child(): BundleFiles {
+    return new BundleFiles(this.root, this.spent);
+  }
+
+  /**
+   * The absolute path of a bundle-relative path, or null (and a problem) when it, or a symbolic
+   * link on the way, leaves the bundle. A missing file resolves (the caller reports it).
+   */
+  async resolve(rel: string): Promise<string | null> {
+    const abs = path.resolve(this.root, rel);
+    let real = abs;
+    try {
+      real = await realpath(abs);
+    } catch {
+      // missing: nothing to follow
+    }
+    this.rootReal ??= realpath(this.root).catch(() => this.root);
+    const rootReal = await this.rootReal;
+    for (const [base, p] of [
+      [this.root, abs],
+      [rootReal, real],
+    ] as const) {
+      const back = path.relative(base, p);
+      if (back.startsWith("..") || path.isAbsolute(back)) {
+        this.problems.push(`${rel}: the path leaves the bundle; not read`);
+        return null;
+      }
+    }
+    return abs;
+  }
+
+  async json<T>(rel: string, required = true): Promise<T | null> {
+    const abs = await this.resolve(rel);
+    if (!abs) return null;
+    try {
+      const size = (await stat(abs)).size;
+      if (size > JSON_CAP_BYTES) {
+        this.problems.push(`${rel}: ${size} bytes, too large to read for the report`);
+        return null;
+      }
+      return JSON.parse(await readFile(abs, "utf8")) as T;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "ENOENT" && !required) return null;
+      this.problems.push(
+        `${rel}: ${code === "ENOENT" ? "missing" : `cannot be read (${(error as Error).message})`}`,
+      );
+      return null;
+    }
+  }
+
+  /** The first `max` bytes of a file, cut at the last whole line. */
+  async head(rel: string, max: number): Promise<Excerpt | null> {
+    const abs = await this.resolve(rel);
+    if (!abs) return null;
+    try {
+      const fh = await open(abs, "r");
+      try {
+        const size = (await fh.stat()).size;
+        const want = Math.min(size, max);
+        const buf = Buffer.alloc(want);
+        const { bytesRead } = await fh.read(buf, 0, want, 0);
+        let text = buf.subarray(0, bytesRead).toString("utf8");
+        const truncated = bytesRead < size;
+        if (truncated) {
+          const cut = text.lastIndexOf("\n");
+          text = cut > 0 ? text.slice(0, cut + 1) : text.replace(/\uFFFD+$/, "");
+        }
+        return { text, totalBytes: size, truncated, path: rel };
+      } finally {
+        await fh.close();
+      }
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT")
+        this.problems.push(`${rel}: cannot be read (${(error as Error).message})`);
+      return null;
+    }
+  }
+
+  /** The last `max` bytes of a file, from the first whole line. */
+  async tail(rel: string, max: number): Promise<Excerpt | null> {
+    const abs = await this.resolve(rel);
+    if (!abs) return null;
+    try {
+      const fh = await open(abs, "r");
+      try {
+        const size = (await fh.stat()).size;
+        const want = Math.min(size, max);
+        const buf = Buffer.alloc(want);
+        const { bytesRead } = await fh.read(buf, 0, want, size - want);
+        let text = buf.subarray(0, bytesRead).toString("utf8");
+        const truncated = want < size;
+        if (truncated) {
+          const nl = text.indexOf("\n");
+          text = nl >= 0 && nl < text.length - 1 ? text.slice(nl + 1) : text.replace(/^\uFFFD+/, "");
+        }
+        return { text, totalBytes: size, truncated, path: rel };
+      } finally {
+        await fh.close();
+      }
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT")
+        this.problems.push(`${rel}: cannot be read (${(error as Error).message})`);
+      return null;
+    }
+  }
+}

@@ -1,0 +1,205 @@
+/** The top of the PR comment: the verdict headline, the counts, the run line and the target table. */
+import type { CommentOptions } from "./comment.js";
+import { RANK } from "./comment-case.js";
+import type { Piece } from "./fit.js";
+import {
+  count,
+  countDelta,
+  duration,
+  partial,
+  percent,
+  plural,
+  pointsDelta,
+  shortSha,
+  tokens,
+  totalTokens,
+  usd,
+  usdDelta,
+} from "./format.js";
+import * as md from "./markdown.js";
+import { clip } from "./text.js";
+import type { ReportView, TargetNumbers, UsageRollup } from "./view.js";
+
+export interface Context {
+  view: ReportView;
+  options: CommentOptions;
+  multiSuite: boolean;
+  /** The baseline's target rollups by name, when counts can be compared with them. */
+  baseTargets: Map<string, TargetNumbers> | null;
+}
+
+export function contextOf(view: ReportView, options: CommentOptions): Context {
+  const f = view.run.filters;
+  const comparable =
+    view.comparison?.targets && f.tests.length === 0 && f.tags.length === 0 && !view.run.shard;
+  return {
+    view,
+    options,
+    multiSuite: new Set(view.cases.map((c) => c.suite)).size > 1,
+    baseTargets: comparable ? new Map(view.comparison!.targets!.map((t) => [t.name, t])) : null,
+  };
+}
+
+export const paren = (d: string): string => (d ? ` (${d})` : "");
+
+function gatedRegressions(view: ReportView): number {
+  const rule = new Map(view.suites.map((s) => [s.evalPath, s.regressions]));
+  return view.cases.filter(
+    (c) => c.change?.change === "regressed" && (rule.get(c.rootEvalPath) ?? "fail") === "fail",
+  ).length;
+}
+
+export function headline(view: ReportView): string {
+  if (view.gate.verdict === "pass") {
+    const w = view.gate.warnings.length;
+    return `## ✅ evalgate — gate passed${w ? ` with ${plural(w, "warning")}` : ""}\n\n`;
+  }
+  const parts: string[] = [];
+  const regressions = gatedRegressions(view);
+  if (regressions) parts.push(plural(regressions, "regression"));
+  if (view.counts.errored) parts.push(plural(view.counts.errored, "errored case"));
+  if (view.gate.budgetStops.length) parts.push("budget spent");
+  if (parts.length === 0) parts.push(plural(view.counts.failed, "failing case"));
+  return `## ❌ evalgate — gate failed: ${parts.join(", ")}\n\n`;
+}
+
+function baseTotals(ctx: Context): Omit<TargetNumbers, "name" | "provider" | "model" | "usage"> | null {
+  if (!ctx.baseTargets) return null;
+  const mine = ctx.view.targets.map((t) => ctx.baseTargets!.get(t.name)).filter((t) => t !== undefined);
+  const sum = (k: "cases" | "passed" | "failed" | "errored" | "flaky" | "attempts" | "attemptsPassed") =>
+    mine.reduce((a, t) => a + t[k], 0);
+  const attempts = sum("attempts");
+  return {
+    cases: sum("cases"),
+    passed: sum("passed"),
+    failed: sum("failed"),
+    errored: sum("errored"),
+    flaky: sum("flaky"),
+    attempts,
+    attemptsPassed: sum("attemptsPassed"),
+    attemptSuccessRate: attempts ? sum("attemptsPassed") / attempts : null,
+  };
+}
+
+export function countsLine(ctx: Context): string {
+  const c = ctx.view.counts;
+  const base = baseTotals(ctx);
+  const d = (k: "passed" | "failed" | "flaky" | "errored") => (base ? paren(countDelta(c[k] - base[k])) : "");
+  const sha = shortSha(ctx.view.comparison?.baselineSha);
+  const vs = base ? ` — changes vs base${sha ? ` ${md.code(sha)}` : ""}` : "";
+  return `**${plural(c.cases, "case")}** · ${count(c.passed)} passed${d("passed")} · ${count(c.failed)} failed${d("failed")} · ${count(c.flaky)} flaky${d("flaky")} · ${count(c.errored)} errored${d("errored")}${vs}\n\n`;
+}
+
+function costOf(u: UsageRollup | null): string {
+  if (!u || u.costUsd === null) return "—";
+  return `${partial(u) ? "≥ " : ""}${usd(u.costUsd)}`;
+}
+
+function sumCost(ts: readonly TargetNumbers[]): number | null {
+  let total = 0;
+  for (const t of ts) {
+    if (t.usage?.costUsd == null) return null;
+    total += t.usage.costUsd;
+  }
+  return total;
+}
+
+export function contextLine(ctx: Context): string {
+  const v = ctx.view;
+  const names = v.suites.map((s) => `**${md.text(clip(s.name, 60))}**`);
+  const suites =
+    names.length > 3 ? `${names.slice(0, 3).join(", ")} and ${names.length - 3} more` : names.join(", ");
+  const tests = new Set(v.cases.map((c) => `${c.evalPath}\u0000${c.testId}`)).size;
+  const targets = new Set(v.cases.map((c) => c.target)).size;
+  const planned = [...new Set(v.cases.map((c) => c.attempts.planned))].sort((a, b) => a - b);
+  const attempts =
+    planned.length === 0
+      ? ""
+      : planned.length === 1
+        ? ` × ${plural(planned[0]!, "attempt")}`
+        : ` × ${planned[0]}–${planned.at(-1)} attempts`;
+  const parts = [suites, `${plural(tests, "test")} × ${plural(targets, "target")}${attempts}`].filter(
+    Boolean,
+  );
+  const head = shortSha(v.git?.sha);
+  const base = shortSha(v.comparison?.baselineSha);
+  if (head || base) {
+    parts.push(
+      `${base ? `base ${md.code(base)} → ` : ""}head ${head ? md.code(head) : "(no commit)"}${v.git?.dirty ? " (uncommitted changes)" : ""}`,
+    );
+  }
+  parts.push(duration(v.run.durationMs));
+  if (v.usage?.costUsd != null) {
+    const baseCost = ctx.baseTargets ? sumCost([...ctx.baseTargets.values()]) : null;
+    parts.push(
+      `${md.text(costOf(v.usage))}${baseCost !== null ? ` (${md.text(usdDelta(v.usage.costUsd - baseCost))} vs base)` : ""}`,
+    );
+  }
+  if (v.run.shard) parts.push(`shard ${v.run.shard.index}/${v.run.shard.total}`);
+  if (v.run.mergedFrom) parts.push(`merged from ${plural(v.run.mergedFrom.length, "shard")}`);
+  const f = v.run.filters;
+  const filters = [
+    ...f.targets.map((t) => `--target ${t}`),
+    ...f.tests.map((t) => `--test ${t}`),
+    ...f.tags.map((t) => `--tag ${t}`),
+  ];
+  if (filters.length) parts.push(`filtered: ${md.code(clip(filters.join(" "), 120))}`);
+  return `${parts.join(" · ")}\n\n`;
+}
+
+export function noBaseline(ctx: Context): Piece | null {
+  if (ctx.view.comparison) return null;
+  const why = ctx.options.baselineNote?.trim()
+    ? md.text(clip(ctx.options.baselineNote, 400))
+    : "this run was not compared with a baseline (`evalgate run --baseline DIR`)";
+  return {
+    open: `_No baseline: ${why}. Changes against the base branch are not shown._\n\n`,
+    rank: RANK.optional,
+  };
+}
+
+function targetRow(ctx: Context, t: TargetNumbers): string {
+  const b = ctx.baseTargets?.get(t.name);
+  const d = (k: "passed" | "failed" | "flaky" | "errored") => (b ? paren(countDelta(t[k] - b[k])) : "");
+  const rate =
+    percent(t.attemptSuccessRate) +
+    (b && t.attemptSuccessRate !== null && b.attemptSuccessRate !== null
+      ? paren(pointsDelta(t.attemptSuccessRate - b.attemptSuccessRate))
+      : "");
+  const baseCost = b?.usage?.costUsd;
+  const cost =
+    costOf(t.usage) +
+    (t.usage?.costUsd != null && baseCost != null ? paren(usdDelta(t.usage.costUsd - baseCost)) : "");
+  const name = `${md.text(clip(t.name, 60))}${t.model ? ` (${md.text(clip(t.model, 40))})` : ""}${ctx.baseTargets && !b ? " · new" : ""}`;
+  return md.row([
+    name,
+    `${count(t.passed)}${d("passed")}`,
+    `${count(t.failed)}${d("failed")}`,
+    `${count(t.flaky)}${d("flaky")}`,
+    `${count(t.errored)}${d("errored")}`,
+    rate,
+    md.text(cost),
+    `${partial(t.usage) && totalTokens(t.usage) !== null ? "≥ " : ""}${tokens(totalTokens(t.usage))}`,
+  ]);
+}
+
+export function targetTable(ctx: Context): Piece | null {
+  if (ctx.view.targets.length === 0) return null;
+  return {
+    open: md.tableHead([
+      "target",
+      "passed",
+      "failed",
+      "flaky",
+      "errors",
+      "attempt success",
+      "cost",
+      "tokens",
+    ]),
+    children: ctx.view.targets.map((t, i) => ({
+      open: targetRow(ctx, t),
+      ...(i >= 20 ? { rank: RANK.lastResort, omits: "targets" } : {}),
+    })),
+    close: "\n",
+  };
+}

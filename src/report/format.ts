@@ -1,0 +1,90 @@
+/** How numbers read in reports: rates, deltas, tokens, money, durations. Plain text, no markup. */
+import type { UsageRollup } from "./view.js";
+
+const MINUS = "−";
+
+/** 1234 → "1,234". */
+export function count(n: number): string {
+  return n.toLocaleString("en-US");
+}
+
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${count(n)} ${n === 1 ? one : many}`;
+}
+
+export function percent(rate: number | null): string {
+  return rate === null ? "—" : `${Math.round(rate * 100)} %`;
+}
+
+/** A change of a rate in percentage points: "+5 pp", "−14 pp", "±0 pp". */
+export function pointsDelta(d: number): string {
+  const pp = Math.round(d * 100);
+  return pp === 0 ? "±0 pp" : `${pp > 0 ? "+" : MINUS}${Math.abs(pp)} pp`;
+}
+
+/** A change of a count: "+2", "−2"; empty when nothing changed. */
+export function countDelta(d: number): string {
+  return d === 0 ? "" : `${d > 0 ? "+" : MINUS}${count(Math.abs(d))}`;
+}
+
+export function tokens(n: number | null): string {
+  if (n === null) return "—";
+  if (n >= 999_500) return `${(n / 1_000_000).toFixed(1)} M`;
+  if (n >= 1000) return `${Math.round(n / 1000)} k`;
+  return String(n);
+}
+
+export function usd(n: number | null): string {
+  if (n === null) return "—";
+  if (n > 0 && n < 0.01) return "<$0.01";
+  return n >= 1000 ? `$${count(Math.round(n))}` : `$${n.toFixed(2)}`;
+}
+
+export function usdDelta(d: number): string {
+  const cents = Math.round(d * 100);
+  return cents === 0 ? "±$0.00" : `${cents > 0 ? "+" : MINUS}$${(Math.abs(cents) / 100).toFixed(2)}`;
+}
+
+export function duration(ms: number | null): string {
+  if (ms === null || !Number.isFinite(ms)) return "—";
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 10_000) return `${(ms / 1000).toFixed(1)} s`;
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} m ${s % 60} s`;
+  return `${Math.floor(m / 60)} h ${m % 60} m`;
+}
+
+export function shortSha(sha: string | null | undefined): string | null {
+  return sha ? sha.slice(0, 7) : null;
+}
+
+/** Input plus output tokens, when both are known. */
+export function totalTokens(
+  u: { inputTokens: number | null; outputTokens: number | null } | null,
+): number | null {
+  if (!u || u.inputTokens === null || u.outputTokens === null) return null;
+  return u.inputTokens + u.outputTokens;
+}
+
+/** Whether a rollup misses some attempts (its totals are a lower bound). */
+export function partial(u: UsageRollup | null): boolean {
+  return Boolean(u && (u.attemptsWithoutUsage ?? 0) > 0);
+}
+
+const POLICY: Record<string, (t: number | null) => string> = {
+  all_attempts_successful: () => "all attempts successful",
+  any_attempt_successful: () => "any attempt successful",
+  attempt_success_rate_at_least: (t) => `attempt success rate ≥ ${percent(t ?? 1)}`,
+  mean_pass_rate_at_least: (t) => `mean pass rate ≥ ${percent(t ?? 1)}`,
+};
+
+export function policyText(p: { name: string; threshold: number | null }): string {
+  return POLICY[p.name]?.(p.threshold) ?? p.name;
+}
+
+/** "2026-11-22 09:14 UTC". */
+export function utcMinute(d: Date): string {
+  return `${d.toISOString().slice(0, 16).replace("T", " ")} UTC`;
+}

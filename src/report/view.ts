@@ -1,0 +1,274 @@
+/**
+ * The report view: everything the renderers (PR comment, job summary, report.html, junit.xml) show,
+ * as one plain data object. `bundle/report-view.ts` builds it from a bundle's files; the renderers
+ * are pure functions of it, so they are tested with synthetic views and never touch the file system.
+ */
+
+export type Verdict = "pass" | "fail" | "error";
+export type ChangeKind = "regressed" | "improved" | "unchanged" | "new" | "removed";
+
+/** Tokens and cost added up over attempts. Unknown numbers are null, never 0. */
+export interface UsageRollup {
+  inputTokens: number | null;
+  outputTokens: number | null;
+  cachedTokens: number | null;
+  costUsd: number | null;
+  /** Attempts counted in. */
+  attempts: number | null;
+  /** Attempts whose agent reported no usage: the totals are a lower bound when this is above 0. */
+  attemptsWithoutUsage: number | null;
+}
+
+/** One attempt's usage, as its provider reported it. */
+export interface AttemptUsage {
+  inputTokens: number | null;
+  outputTokens: number | null;
+  cachedTokens: number | null;
+  costUsd: number | null;
+}
+
+export interface TargetNumbers {
+  name: string;
+  provider: string;
+  model: string | null;
+  cases: number;
+  passed: number;
+  failed: number;
+  errored: number;
+  flaky: number;
+  attempts: number;
+  attemptsPassed: number;
+  attemptSuccessRate: number | null;
+  usage: UsageRollup | null;
+}
+
+export interface SuiteView {
+  evalPath: string;
+  name: string;
+  description: string | null;
+  cases: number;
+  regressions: "fail" | "warn" | "ignore";
+}
+
+export interface ComparisonView {
+  baselineRunId: string;
+  baselineSha: string | null;
+  regressed: number;
+  improved: number;
+  unchanged: number;
+  new: number;
+  removed: number;
+  significant: number;
+  removedCases: { evalPath: string; testId: string; target: string; suite: string; baseVerdict: string }[];
+  /** The baseline's per-target rollups; null when the baseline bundle predates them. */
+  targets: TargetNumbers[] | null;
+}
+
+export interface ChangeView {
+  change: ChangeKind;
+  baseVerdict: string | null;
+  baseAttempts: { counted: number; passed: number } | null;
+  successRateDelta: number | null;
+  pValue: number | null;
+  significant: boolean;
+}
+
+export interface AttemptCounts {
+  planned: number;
+  counted: number;
+  passed: number;
+  failed: number;
+  errored: number;
+  timedOut: number;
+  cancelled: number;
+  retried: number;
+}
+
+/** A failing test named by a `tests` scorer. */
+export interface FailingTest {
+  name: string;
+  outcome: string;
+  message: string | null;
+}
+
+export interface ScorerView {
+  name: string;
+  type: string;
+  weight: number;
+  required: boolean;
+  state: "complete" | "error";
+  score: number | null;
+  passed: boolean | null;
+  reason: string;
+  timedOut: boolean;
+  durationMs: number | null;
+  /** For `tests` scorers: the tests that decided the failure (listed ones, else every failing one). */
+  failingTests: FailingTest[];
+  /** How many tests failed in all (failingTests may hold fewer). */
+  failingTestsTotal: number;
+  /** Bundle-relative path of the scorer's log. */
+  log: string | null;
+}
+
+/** A bounded piece of a text file: the head of a diff or the tail of a log. */
+export interface Excerpt {
+  text: string;
+  /** Size of the whole file in bytes. */
+  totalBytes: number;
+  /** Whether `text` is only part of the file. */
+  truncated: boolean;
+  /** Bundle-relative path of the file. */
+  path: string;
+}
+
+/** What the attempt's files say beyond its summary line (loaded for cases that are not a stable pass). */
+export interface AttemptEvidence {
+  usage: AttemptUsage | null;
+  /** Protected files the agent changed (restored before scoring). */
+  tampered: string[];
+  agent: {
+    exitCode: number | null;
+    signal: string | null;
+    timedOut: boolean;
+    durationMs: number;
+    error: string | null;
+  } | null;
+  diffStat: { files: string[]; additions: number; deletions: number } | null;
+  /** null when the attempt was not graded (or grading.json is missing). */
+  scorers: ScorerView[] | null;
+  diff: Excerpt | null;
+  logTail: Excerpt | null;
+  /** Files that should be there and could not be read. */
+  problems: string[];
+}
+
+export interface RunView {
+  attempt: number;
+  retry: number;
+  /** Whether the verdict counts this try (the last try of its attempt, passed or failed). */
+  counted: boolean;
+  status: "passed" | "failed" | "timeout" | "error";
+  failureStage: string | null;
+  failureKind: string | null;
+  message: string | null;
+  score: number | null;
+  passRate: number | null;
+  durationMs: number | null;
+  /** Bundle-relative folder of the try. */
+  dir: string;
+  evidence: AttemptEvidence | null;
+}
+
+export interface CaseView {
+  evalPath: string;
+  rootEvalPath: string;
+  testId: string;
+  target: string;
+  suite: string;
+  provider: string;
+  model: string | null;
+  tags: string[];
+  verdict: Verdict;
+  classification: string;
+  flaky: boolean;
+  reason: string;
+  attempts: AttemptCounts;
+  successRate: number | null;
+  wilson95: [number, number] | null;
+  meanScore: number | null;
+  meanPassRate: number | null;
+  policy: { name: string; threshold: number | null; onError: string } | null;
+  change: ChangeView | null;
+  usage: UsageRollup | null;
+  /** Bundle-relative result directory. */
+  resultDir: string;
+  runs: RunView[];
+}
+
+export interface ReportView {
+  run: {
+    id: string;
+    startedAt: string;
+    finishedAt: string;
+    durationMs: number;
+    evalgateVersion: string;
+    shard: { index: number; total: number } | null;
+    mergedFrom: string[] | null;
+    /** --target, --test and --tag of the run: with any, the counts cover part of the suites. */
+    filters: { targets: string[]; tests: string[]; tags: string[] };
+  };
+  git: { sha: string | null; branch: string | null; dirty: boolean | null } | null;
+  suites: SuiteView[];
+  gate: {
+    verdict: "pass" | "fail";
+    reasons: string[];
+    warnings: string[];
+    budgetStops: { evalPath: string; reason: string }[];
+  };
+  counts: {
+    cases: number;
+    passed: number;
+    failed: number;
+    errored: number;
+    flaky: number;
+    attempts: number;
+    attemptsPassed: number;
+    attemptsFailed: number;
+    attemptsErrored: number;
+  };
+  usage: UsageRollup | null;
+  targets: TargetNumbers[];
+  comparison: ComparisonView | null;
+  cases: CaseView[];
+  /** Files of the bundle that could not be read: shown in the reports, never fatal. */
+  problems: string[];
+}
+
+/** A case that passed on every counted attempt with nothing odd: its evidence is not loaded. */
+export function isStablePass(c: Pick<CaseView, "verdict" | "flaky" | "classification" | "change">): boolean {
+  return (
+    c.verdict === "pass" && !c.flaky && c.classification === "stable_pass" && c.change?.change !== "regressed"
+  );
+}
+
+export function caseFlags(c: CaseView): string[] {
+  const flags: string[] = [];
+  if (c.flaky) flags.push("flaky");
+  const timedOut = ["agent_timeout", "scorer_timeout"];
+  if (c.runs.some((r) => r.status === "timeout" || timedOut.includes(r.failureKind ?? "")))
+    flags.push("timeout");
+  if (c.runs.some((r) => r.failureKind === "tampered")) flags.push("tampered");
+  if (c.change?.change === "regressed") flags.push("regressed");
+  return flags;
+}
+
+/** Whether the case belongs with the problems a reviewer must see (regressed, errored, failed, flaky). */
+export function needsReview(c: CaseView): boolean {
+  return c.verdict !== "pass" || c.flaky || c.change?.change === "regressed";
+}
+
+/** Regressions, flaky and errored cases: never left out of a report. */
+export function isProtected(c: CaseView): boolean {
+  return c.change?.change === "regressed" || c.flaky || c.verdict === "error";
+}
+
+const REVIEW_ORDER = (c: CaseView): number =>
+  c.change?.change === "regressed"
+    ? 0
+    : c.verdict === "error"
+      ? 1
+      : c.verdict === "fail"
+        ? 2
+        : c.flaky
+          ? 3
+          : c.change?.change === "improved"
+            ? 4
+            : 5;
+
+/** Cases in the order a reviewer reads them: regressed, errored, failed, flaky, improved, the rest. */
+export function reviewOrder(cases: readonly CaseView[]): CaseView[] {
+  return cases
+    .map((c, i) => ({ c, i }))
+    .sort((a, b) => REVIEW_ORDER(a.c) - REVIEW_ORDER(b.c) || a.i - b.i)
+    .map((x) => x.c);
+}

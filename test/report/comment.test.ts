@@ -1,0 +1,105 @@
+import { describe, expect, it } from "vitest";
+import { commentMarker, renderComment } from "../../src/report/comment.js";
+import { checkComment, outsideFences } from "./markdown-check.js";
+import { failingRun, HOSTILE, hostileRun, noBaselineRun, passingRun } from "./scenarios.js";
+
+const links = {
+  run: "https://github.com/acme/shop/actions/runs/1234",
+  runLabel: "run #1234",
+  artifact: "https://github.com/acme/shop/actions/runs/1234/artifacts/99",
+  artifactName: "evalgate-1234",
+};
+const updatedAt = new Date("2026-11-22T09:14:31Z");
+
+describe("the PR comment", () => {
+  it("a failing run against a baseline: regressions, a flaky and an errored case, deltas", async () => {
+    const md = renderComment(failingRun(), { key: "default", maxChars: 65_536, links, updatedAt });
+    await expect(md).toMatchFileSnapshot("__snapshots__/comment-failing.md");
+    expect(md.split("\n")[0]).toBe("<!-- evalgate:comment key=default -->");
+    expect(md).toContain("## ❌ evalgate — gate failed: 2 regressions, 1 errored case");
+    // Deltas against the base's per-target numbers: claude passed 3 of 4 cases there (2 flaky).
+    expect(md).toContain(
+      "| claude (sonnet) | 2 (−1) | 2 (+1) | 2 | 0 | 50 % (−25 pp) | \\$0.66 (+\\$0.19) | 229 k |",
+    );
+    expect(md).toContain(
+      "**9 cases** · 6 passed (−2) · 2 failed (+1) · 2 flaky · 1 errored (+1) — changes vs base `b1c2d3e`",
+    );
+    expect(md).toContain("**Why the gate failed**");
+    expect(md).toMatch(
+      /\| ❌ fail \| empty-cart-total \| claude \| 1\/3 \| 33 % \| 3\/3 \| \*\*regressed\*\* · −67 pp \| flaky, tampered, regressed \|/,
+    );
+    expect(md).toContain("| ❗ error | setup-crash | house-agent | 0/0 (2 errors) |");
+    expect(md).toContain("<details><summary>❌ <b>empty-cart-total</b> · claude");
+    expect(md).toContain("    - `cart > empty total`: expected 0, got NaN");
+    expect(md).toContain("  - **tampered**: `test/cart.test.ts` (restored before scoring)");
+    expect(md).toContain("<details><summary>✅ 4 more cases passed on every attempt</summary>");
+    expect(md).toContain("[run #1234](https://github.com/acme/shop/actions/runs/1234)");
+    expect(md).not.toContain("Left out");
+    const facts = checkComment(md);
+    expect(facts.openFence).toBeNull();
+    expect(facts.detailsBalanced).toBe(true);
+    expect(facts.foreign).toEqual([]);
+  });
+
+  it("a passing run is short: the headline, the targets and a collapsed list", async () => {
+    const md = renderComment(passingRun(), { key: "default", maxChars: 65_536, updatedAt });
+    await expect(md).toMatchFileSnapshot("__snapshots__/comment-passing.md");
+    expect(md).toContain("## ✅ evalgate — gate passed");
+    expect(md).toContain("<details><summary>✅ all 3 cases passed on every attempt</summary>");
+    expect(md).not.toContain("| test | target | attempts | success |");
+    expect(md.length).toBeLessThan(2000);
+  });
+
+  it("says why there is no baseline", async () => {
+    const md = renderComment(noBaselineRun(), {
+      key: "nightly",
+      maxChars: 65_536,
+      baselineNote: "the base branch has no successful run with an evalgate artifact",
+      updatedAt,
+    });
+    await expect(md).toMatchFileSnapshot("__snapshots__/comment-no-baseline.md");
+    expect(md.split("\n")[0]).toBe("<!-- evalgate:comment key=nightly -->");
+    expect(md).toContain(
+      "_No baseline: the base branch has no successful run with an evalgate artifact. Changes against the base branch are not shown._",
+    );
+    expect(md).not.toContain("| base | change |");
+    const plain = renderComment(noBaselineRun(), { key: "k", maxChars: 65_536 });
+    expect(plain).toContain("_No baseline: this run was not compared with a baseline");
+  });
+
+  it("renders what an agent printed harmlessly: no HTML, no pings, fences intact", async () => {
+    const md = renderComment(hostileRun(), { key: "default", maxChars: 65_536, updatedAt });
+    await expect(md).toMatchFileSnapshot("__snapshots__/comment-hostile.md");
+    // No raw HTML outside code (inside a fence GitHub shows it as text).
+    const prose = outsideFences(md).join("\n");
+    expect(prose).not.toMatch(/<img/i);
+    expect(prose).not.toMatch(/<script/i);
+    expect(prose).not.toMatch(/@octocat/);
+    const facts = checkComment(md);
+    expect(facts.foreign).toEqual([]);
+    expect(facts.mentions).toEqual([]);
+    expect(facts.issueRefs).toEqual([]);
+    expect(facts.hrefs.filter((h) => h.startsWith("javascript"))).toEqual([]);
+    expect(facts.openFence).toBeNull();
+    expect(facts.detailsBalanced).toBe(true);
+    // The text is still there to read: escaped, not removed.
+    expect(facts.text).toContain("@\u200Doctocat <img src=x onerror=alert(1)>");
+    // The diff's ``` and ```` lines sit inside a longer fence, so they never close it.
+    expect(md).toContain("`````diff\n");
+    expect(md).toContain(`+${HOSTILE}\n`);
+    // The log tail lost its terminal colours, its bidi override and its NUL.
+    expect(md).toContain("red evil\n");
+    expect(md).not.toMatch(/[\u001b\u202e\u0000]/);
+  });
+
+  it("builds the marker from the key and keeps it a valid HTML comment", () => {
+    expect(commentMarker("default")).toBe("<!-- evalgate:comment key=default -->");
+    expect(commentMarker("my-suite/claude")).toBe("<!-- evalgate:comment key=my-suite/claude -->");
+    expect(commentMarker("a --> b")).toBe("<!-- evalgate:comment key=a_-__b -->");
+    expect(commentMarker("x".repeat(500)).length).toBeLessThan(140);
+  });
+
+  it("refuses a budget too small for any comment", () => {
+    expect(() => renderComment(passingRun(), { key: "k", maxChars: 200 })).toThrow(RangeError);
+  });
+});
