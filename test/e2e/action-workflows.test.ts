@@ -74,7 +74,7 @@ describe("workflows around the action", () => {
     });
   });
 
-  it("merges shard bundles from folders (as actions/download-artifact lays them out)", async () => {
+  it("merges shard bundles from folders (as actions/download-artifact lays them out), and publishes a bundle", async () => {
     repo.checkout(repo.fixed);
     const shardsDir = tempDir("evalgate-shards-");
     const run = prRun(gh, repo.fixed);
@@ -96,6 +96,12 @@ describe("workflows around the action", () => {
     const merged = await step({ merge: shardsDir, baseline: "off" });
     expect(merged.code).toBe(0);
     expect(merged.outputs).toMatchObject({ verdict: "pass", cases: "2", passed: "2" });
+    // A bundle made elsewhere (here: the merge) is published as it is: no evals run, no upload.
+    const published = await step({ bundle: merged.outputs["bundle-path"]!, comment: "always" });
+    expect(published.code).toBe(0);
+    expect(published.stdout).not.toContain("attempts planned");
+    expect(published.outputs).toMatchObject({ verdict: "pass", cases: "2", "artifact-id": "" });
+    expect(published.outputs["comment-id"]).not.toBe("");
     const missing = await step({ merge: path.join(shardsDir, "evalgate-shard-1-of-2") });
     expect(missing.code).toBe(2);
     expect(missing.stdout).toContain("shard 2/2 missing: a merged verdict needs every shard");
