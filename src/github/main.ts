@@ -247,13 +247,17 @@ async function publish(
     }
   }
 
+  // A shard's verdict covers its slice only: say so above the report.
+  const shardNote = shard
+    ? `> [!NOTE]\n> Shard ${shard.index} of ${shard.total}: this job does not gate. The merge step (\`merge: artifacts\`) decides over all shards.\n\n`
+    : "";
   const jobSummary = renderComment(view, {
     ...base,
     links,
-    maxChars: JOB_SUMMARY_MAX,
-    maxBytes: JOB_SUMMARY_MAX,
+    maxChars: JOB_SUMMARY_MAX - shardNote.length,
+    maxBytes: JOB_SUMMARY_MAX - Buffer.byteLength(shardNote),
   });
-  if (!(await writeJobSummary(jobSummary, deps.env)))
+  if (!(await writeJobSummary(shardNote + jobSummary, deps.env)))
     logger.info("GITHUB_STEP_SUMMARY is not set: no job summary");
 
   const c = summary.counts;

@@ -50,7 +50,7 @@ export interface Produced {
   /** This step made the bundle (run, merge), so it uploads it; a published bundle is not uploaded again. */
   made: boolean;
   /** Set when the bundle came from a workflow_run: the PR and commit it belongs to. */
-  from?: { pr: number | null; sha: string; fork: boolean };
+  from?: { pr: number | null; sha: string };
 }
 
 export interface ProduceDeps {
@@ -299,7 +299,7 @@ async function reportMode(
     rows: bundle.rows,
     ...(typeof record.baseline_note === "string" ? { baselineNote: record.baseline_note } : {}),
     made: false,
-    from: { pr, sha: wr.headSha, fork: wr.headRepo !== `${ctx.owner}/${ctx.repo}` },
+    from: { pr, sha: wr.headSha },
   };
 }
 

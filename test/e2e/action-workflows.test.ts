@@ -45,6 +45,7 @@ describe("workflows around the action", () => {
     for (const s of shards) {
       expect(s.code).toBe(0);
       expect(s.outputs).toMatchObject({ verdict: "pending", cases: "1", "comment-id": "" });
+      expect(s.summary).toMatch(/^> \[!NOTE\]\n> Shard [12] of 2: this job does not gate/);
     }
     expect(
       gh.artifacts
