@@ -211,7 +211,8 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
       } else {
         const view = await loadReportView(dir, { evidence: o.format === "html" ? "all" : "problems" }).catch(
           (error) => {
-            if (error instanceof BundleError) throw new UsageError(error.message);
+            // Name the folder as the user typed it.
+            if (error instanceof BundleError) throw new UsageError(error.message.replaceAll(dir, bundlePath));
             throw error;
           },
         );
@@ -222,8 +223,11 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
               ? renderJUnit(view)
               : renderComment(view, { key: "default", maxChars: COMMENT_MAX_CHARS });
       }
-      if (o.out) await writeFile(path.resolve(cwd, o.out), text);
-      else stdout.write(text);
+      if (o.out) {
+        await writeFile(path.resolve(cwd, o.out), text).catch((error: NodeJS.ErrnoException) => {
+          throw new UsageError(`--out ${o.out}: cannot write the file (${error.code ?? error.message})`);
+        });
+      } else stdout.write(text);
       throw new Exit(EXIT.pass);
     });
 

@@ -16,8 +16,8 @@ export class BundleFiles {
   private rootReal: Promise<string> | undefined;
   constructor(
     readonly root: string,
-    /** Shared by a reader and its children: bytes of passing cases' diffs read so far. */
-    readonly spent = { passingDiffBytes: 0 },
+    /** Shared by a reader and its children: what the report has read so far, against its budgets. */
+    readonly spent = { passingDiffBytes: 0, evidenceBytes: 0 },
   ) {}
 
   /** A reader that collects its own problems (one attempt's), sharing the budget. */

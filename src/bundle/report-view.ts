@@ -48,6 +48,13 @@ const PASSING_DIFF_READ_BYTES = 16 * 1024;
 const PASSING_DIFF_BUDGET = 8 * 1024 * 1024;
 /** Bytes read from the end of an agent log. */
 export const LOG_TAIL_READ_BYTES = 16 * 1024;
+/**
+ * Diffs and logs of the other cases together, beyond which each is read with the small caps below
+ * (what the comment shows still fits in them): thousands of failing cases stay in bounded memory.
+ */
+const EVIDENCE_BUDGET = 48 * 1024 * 1024;
+const SMALL_DIFF_READ_BYTES = 8 * 1024;
+const SMALL_LOG_TAIL_READ_BYTES = 4 * 1024;
 const FAILING_TESTS_KEPT = 100;
 
 const num = (x: unknown): number | null => (typeof x === "number" && Number.isFinite(x) ? x : null);
@@ -171,14 +178,25 @@ async function evidenceOf(parent: BundleFiles, run: RunView, passingCase: boolea
   let diff: Excerpt | null = null;
   if (files.diff) {
     const rel = `${run.dir}/${files.diff}`;
-    if (!passingCase) diff = await reader.head(rel, DIFF_READ_BYTES);
-    else if (reader.spent.passingDiffBytes < PASSING_DIFF_BUDGET) {
+    if (!passingCase) {
+      const roomy = reader.spent.evidenceBytes < EVIDENCE_BUDGET;
+      diff = await reader.head(rel, roomy ? DIFF_READ_BYTES : SMALL_DIFF_READ_BYTES);
+      reader.spent.evidenceBytes += diff?.text.length ?? 0;
+    } else if (reader.spent.passingDiffBytes < PASSING_DIFF_BUDGET) {
       diff = await reader.head(rel, PASSING_DIFF_READ_BYTES);
       reader.spent.passingDiffBytes += diff?.text.length ?? 0;
     }
   }
   const logName = typeof files.agent_log === "string" ? files.agent_log : "agent.log";
-  const logTail = passingCase ? null : await reader.tail(`${run.dir}/${logName}`, LOG_TAIL_READ_BYTES);
+  let logTail: Excerpt | null = null;
+  if (!passingCase) {
+    const roomy = reader.spent.evidenceBytes < EVIDENCE_BUDGET;
+    logTail = await reader.tail(
+      `${run.dir}/${logName}`,
+      roomy ? LOG_TAIL_READ_BYTES : SMALL_LOG_TAIL_READ_BYTES,
+    );
+    reader.spent.evidenceBytes += logTail?.text.length ?? 0;
+  }
   const agent = result?.agent;
   parent.problems.push(...reader.problems);
   return {

@@ -95,11 +95,14 @@ function attemptNotes(r: RunView): Piece[] {
   const e = r.evidence;
   const notes: Piece[] = [];
   const bad = (e?.scorers ?? []).filter((s) => s.state === "error" || s.passed === false);
-  for (const s of bad) notes.push(...scorerNotes(s));
-  // A tampered attempt's message names the files listed below.
-  if (bad.length === 0 && r.message && !e?.tampered.length) {
+  // An error's message says what broke (the agent crashed, setup failed) before what the scorers
+  // found in what it left; a quality failure's message only repeats the scorers. A tampered
+  // attempt's message names the files listed below.
+  const agentTrouble = r.status === "error" || r.status === "timeout";
+  if (r.message && !e?.tampered.length && (agentTrouble || bad.length === 0)) {
     notes.push({ open: `  - ${md.text(clip(r.message, REASON_CHARS))}\n` });
   }
+  for (const s of bad) notes.push(...scorerNotes(s));
   if (e?.tampered.length) {
     notes.push({
       open: `  - **tampered**: ${e.tampered

@@ -43,7 +43,10 @@ export function esc(s: string): string {
 
 /** A link to a bundle file by its relative path (each segment percent-encoded). */
 function fileLink(rel: string, label = rel): string {
-  const href = rel.split("/").map(encodeURIComponent).join("/");
+  const href = rel
+    .split("/")
+    .map((part) => (part ? encodeURIComponent(part) : ""))
+    .join("/");
   return `<a href="${esc(href)}">${esc(label)}</a>`;
 }
 
@@ -181,7 +184,7 @@ function caseSection(c: CaseView, i: number, multi: boolean): string {
     ["mean pass rate", percent(c.meanPassRate)],
     ["vs base", esc(changeText(c))],
     ["usage", c.usage ? `${tokens(totalTokens(c.usage))} tokens · ${usd(c.usage.costUsd)}` : "—"],
-    ["files", fileLink(c.resultDir, `${c.resultDir}/`)],
+    ["files", fileLink(`${c.resultDir}/`)],
   ];
   const runs = c.runs
     .map((r) =>

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ROOT, readJson, readJsonl, runCli, tempDir } from "../helpers.js";
@@ -50,6 +51,12 @@ describe("--shard and merge", () => {
     expect(summary.gate).toEqual(wholeSummary.gate);
     expect(summary.counts).toEqual(wholeSummary.counts);
     expect(summary.run.merged_from).toHaveLength(3);
+    // The merged bundle gets its own reports, over every case of every shard.
+    const comment = readFileSync(path.join(merged, "comment.md"), "utf8");
+    expect(comment).toContain("merged from 3 shards");
+    expect(comment).toContain("**9 cases** · 5 passed · 4 failed");
+    expect(readFileSync(path.join(merged, "junit.xml"), "utf8").match(/<testcase /g)).toHaveLength(9);
+    expect(readFileSync(path.join(merged, "report.html"), "utf8")).toContain("<!doctype html>");
   });
 
   it("refuses a missing shard, a shard given twice and a bad --shard", () => {

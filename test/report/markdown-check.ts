@@ -127,3 +127,14 @@ export function checkComment(
     detailsBalanced: detailsBalanced(markdown),
   };
 }
+
+/** Every element of a parsed HTML document or fragment, depth first. */
+export function htmlElements(node: DefaultTreeAdapterMap["parentNode"], out: Element[] = []): Element[] {
+  for (const c of node.childNodes) {
+    if ("tagName" in c) {
+      out.push(c);
+      htmlElements(c, out);
+    }
+  }
+  return out;
+}

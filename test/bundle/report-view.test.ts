@@ -1,0 +1,155 @@
+import { cpSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { DIFF_READ_BYTES, LOG_TAIL_READ_BYTES, loadReportView } from "../../src/bundle/report-view.js";
+import { renderComment } from "../../src/report/comment.js";
+import { ROOT, runCli, sh, tempDir, writeFiles } from "../helpers.js";
+
+/** An agent that prints 3 MB and writes a 2 MB file, and a `tests` scorer with named failures. */
+function loudSuite(): string {
+  const dir = tempDir();
+  writeFiles(dir, {
+    "app/README.md": "hi\n",
+    "agent.sh": `#!/bin/sh
+i=0
+while [ $i -lt 30000 ]; do echo "line $i: $(printf '%0100d' 0)"; i=$((i+1)); done
+echo "THE LAST LINE"
+awk 'BEGIN { for (i = 0; i < 20000; i++) printf "row %06d %s\\n", i, "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" }' > big.txt
+`,
+    "report.xml": `<testsuite name="cart"><testcase classname="cart" name="empty total"><failure message="expected 0, got NaN"/></testcase><testcase classname="cart" name="adds item"/></testsuite>`,
+    "l.eval.yaml": `name: loud
+targets: [{ name: bot, provider: command, command: ["./agent.sh"] }]
+workspace: { seed: { path: app } }
+tests:
+  - id: loud
+    instruction: "be loud"
+    scorers:
+      - { name: unit, type: tests, run: "cp {EVAL_DIR}/report.xml junit.xml; exit 1", report: junit.xml, fail_to_pass: ["cart > empty total"], pass_to_pass: ["cart > adds item"] }
+`,
+  });
+  sh("chmod +x agent.sh", dir);
+  return dir;
+}
+
+describe("loadReportView", () => {
+  const dir = loudSuite();
+  const run = runCli(["run", "--out", "b"], dir);
+  const bundle = path.join(dir, "b");
+
+  it("reads a huge diff from its head and a huge log from its tail, within their caps", async () => {
+    expect(run.code).toBe(1);
+    const view = await loadReportView(bundle);
+    const attempt = view.cases[0]!.runs[0]!;
+    const e = attempt.evidence!;
+    expect(e.diff!.totalBytes).toBeGreaterThan(1_500_000);
+    expect(e.diff!.truncated).toBe(true);
+    expect(Buffer.byteLength(e.diff!.text)).toBeLessThanOrEqual(DIFF_READ_BYTES);
+    expect(e.diff!.text.startsWith("diff --git a/big.txt b/big.txt")).toBe(true);
+    expect(e.diff!.text.endsWith("\n")).toBe(true);
+    expect(e.logTail!.totalBytes).toBeGreaterThan(2_000_000);
+    expect(Buffer.byteLength(e.logTail!.text)).toBeLessThanOrEqual(LOG_TAIL_READ_BYTES);
+    expect(e.logTail!.text.trimEnd().endsWith("THE LAST LINE")).toBe(true);
+    expect(e.logTail!.text.startsWith("line ")).toBe(true); // begins at a whole line
+    // The failing test is named from grading.json's details.
+    expect(e.scorers![0]).toMatchObject({
+      name: "unit",
+      type: "tests",
+      passed: false,
+      failingTests: [{ name: "cart > empty total", outcome: "failed", message: "expected 0, got NaN" }],
+      failingTestsTotal: 1,
+    });
+    const md = renderComment(view, { key: "default", maxChars: 65_536 });
+    expect(md).toContain("    - `cart > empty total`: expected 0, got NaN");
+    expect(md).toContain("_Diff cut; the whole file (");
+    expect(md).toContain("THE LAST LINE");
+    expect(md.length).toBeLessThan(40_000);
+  });
+
+  it("loads no evidence for stable passes unless asked, and reads every case's summary", async () => {
+    const quick = path.join(tempDir(), "q");
+    runCli(["run", "examples/quickstart", "--out", quick], ROOT);
+    const problems = await loadReportView(quick);
+    const pass = problems.cases.find((c) => c.testId === "empty-cart-total" && c.target === "reference")!;
+    expect(pass.runs[0]!.evidence).toBeNull();
+    expect(pass.policy).toEqual({ name: "all_attempts_successful", threshold: null, onError: "fail" });
+    const fail = problems.cases.find((c) => c.target === "noop")!;
+    expect(fail.runs[0]!.evidence?.scorers?.map((s) => s.name)).toEqual(["unit", "small"]);
+    const all = await loadReportView(quick, { evidence: "all" });
+    const passAll = all.cases.find((c) => c.testId === "empty-cart-total" && c.target === "reference")!;
+    expect(passAll.runs[0]!.evidence?.diff?.text).toContain("diff --git");
+    expect(passAll.runs[0]!.evidence?.logTail).toBeNull();
+    expect(all.problems).toEqual([]);
+  });
+
+  it("refuses paths that leave the bundle, lists missing files, and reads usage when a bundle has it", async () => {
+    const copy = path.join(tempDir(), "copy");
+    cpSync(bundle, copy, { recursive: true });
+    const index = path.join(copy, "index.jsonl");
+    const row = JSON.parse(readFileSync(index, "utf8").trim());
+    const evil = {
+      ...row,
+      test_id: "evil",
+      summary_path: "../../../etc/passwd",
+      result_dir: "../outside",
+      runs: row.runs.map((r: object) => ({ ...r, dir: "../outside/run-1" })),
+      usage: {
+        input_tokens: 1200,
+        output_tokens: 300,
+        cached_tokens: null,
+        cost_usd: 0.02,
+        attempts: 1,
+        attempts_without_usage: 0,
+      },
+    };
+    writeFileSync(index, `${JSON.stringify(row)}\n${JSON.stringify(evil)}\n`);
+    rmSync(path.join(copy, row.result_dir, "run-1", "grading.json"));
+    // A symbolic link inside the bundle that points out of it is not followed.
+    const secret = path.join(tempDir(), "secret.txt");
+    writeFileSync(secret, "TOP SECRET\n");
+    rmSync(path.join(copy, row.result_dir, "run-1", "agent.log"));
+    symlinkSync(secret, path.join(copy, row.result_dir, "run-1", "agent.log"));
+    const summaryFile = path.join(copy, "summary.json");
+    const summary = JSON.parse(readFileSync(summaryFile, "utf8"));
+    const rollup = {
+      input_tokens: 5000,
+      output_tokens: 700,
+      cached_tokens: 100,
+      cost_usd: 0.05,
+      attempts: 2,
+      attempts_without_usage: 1,
+    };
+    summary.usage = rollup;
+    summary.targets[0].usage = rollup;
+    writeFileSync(summaryFile, JSON.stringify(summary));
+    const view = await loadReportView(copy);
+    expect(view.usage).toEqual(view.targets[0]!.usage);
+    expect(view.usage).toMatchObject({ inputTokens: 5000, costUsd: 0.05, attemptsWithoutUsage: 1 });
+    // Usage known for only some attempts is a lower bound.
+    expect(renderComment(view, { key: "k", maxChars: 65_536 })).toMatch(
+      /\| bot \| .* \| ≥ \\\$0\.05 \| ≥ 6 k \|/,
+    );
+    expect(view.problems).toContain("../../../etc/passwd: the path leaves the bundle; not read");
+    expect(view.problems).toContain(`${row.result_dir}/run-1/grading.json: missing`);
+    const e = view.cases.find((c) => c.testId === "evil")!;
+    expect(e.usage).toEqual({
+      inputTokens: 1200,
+      outputTokens: 300,
+      cachedTokens: null,
+      costUsd: 0.02,
+      attempts: 1,
+      attemptsWithoutUsage: 0,
+    });
+    expect(e.runs[0]!.dir).toBe("../outside/run-1");
+    expect(e.runs[0]!.evidence!.problems).toEqual([
+      "../outside/run-1/result.json: the path leaves the bundle; not read",
+      "../outside/run-1/agent.log: the path leaves the bundle; not read",
+    ]);
+    expect(view.cases[0]!.runs[0]!.evidence!.scorers).toBeNull();
+    expect(view.problems).toContain(
+      `${row.result_dir}/run-1/agent.log: the path leaves the bundle; not read`,
+    );
+    expect(view.cases[0]!.runs[0]!.evidence!.logTail).toBeNull();
+    // A damaged bundle still renders, and says what it could not read.
+    expect(renderComment(view, { key: "k", maxChars: 65_536 })).toContain("could not be read");
+  });
+});

@@ -1,0 +1,97 @@
+import { XMLParser, XMLValidator } from "fast-xml-parser";
+import { parse } from "parse5";
+import { describe, expect, it } from "vitest";
+import { renderHtml } from "../../src/report/html.js";
+import { renderJUnit } from "../../src/report/junit.js";
+import { parseJUnit } from "../../src/scorers/junit.js";
+import { htmlElements } from "./markdown-check.js";
+import { failingRun, HOSTILE, hostileRun } from "./scenarios.js";
+import { evidence, kase, run, scorer, view } from "./views.js";
+
+/** Text XML 1.0 forbids, and text that breaks naive XML writers. */
+const WICKED = `a\u0001b\u0008c\u000Bd\uFFFEe\uD800f]]>g<h & "i" 'j' --> \u{1F600} \r\nnext`;
+
+function wickedRun() {
+  const dir = "wicked--bot";
+  return view({
+    cases: [
+      kase({
+        testId: `wicked "${WICKED}"`,
+        target: "bot <1>",
+        runs: [
+          run(dir, 1, "failed", {
+            message: WICKED,
+            evidence: evidence({
+              scorers: [
+                scorer({
+                  name: "unit",
+                  type: "tests",
+                  passed: false,
+                  score: 0,
+                  reason: WICKED,
+                  failingTests: [{ name: WICKED, outcome: "failed", message: WICKED }],
+                  failingTestsTotal: 1,
+                }),
+              ],
+            }),
+          }),
+        ],
+      }),
+      kase({
+        testId: "crash",
+        target: "bot <1>",
+        runs: [run("crash--bot", 1, "error", { message: WICKED })],
+      }),
+      kase({ testId: "fine", target: "bot <1>", runs: [run("fine--bot", 1, "passed")] }),
+    ],
+    gate: { verdict: "fail", reasons: [WICKED] },
+  });
+}
+
+describe("report.html", () => {
+  it("renders a failing run as one page (snapshot)", async () => {
+    await expect(renderHtml(failingRun())).toMatchFileSnapshot("__snapshots__/report-failing.html");
+  });
+
+  it("shows hostile text as text: no element, attribute or URL an agent wrote", () => {
+    const html = renderHtml(hostileRun());
+    const els = htmlElements(parse(html));
+    expect(els.map((e) => e.tagName).filter((t) => ["img", "script", "iframe"].includes(t))).toEqual([]);
+    for (const e of els) for (const a of e.attrs) expect(a.name.startsWith("on")).toBe(false);
+    expect(html).toContain(HOSTILE.replace("<", "&lt;").replace(">", "&gt;"));
+    expect(html).toContain("&lt;/details&gt;");
+    expect(html).not.toMatch(/[\u0000\u001b\u202e]/);
+  });
+});
+
+describe("junit.xml", () => {
+  it("is valid XML whatever the agent printed, and readers see one testcase per case", () => {
+    const xml = renderJUnit(wickedRun());
+    expect(XMLValidator.validate(xml)).toBe(true);
+    expect(xml).not.toMatch(/[\u0001\u0008\u000B\uFFFE]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])/);
+    const cases = parseJUnit(xml);
+    expect(cases.map((c) => c.outcome)).toEqual(["failed", "errored", "passed"]);
+    expect(cases.slice(1).map((c) => c.name)).toEqual(["crash [bot <1>]", "fine [bot <1>]"]);
+    expect(cases[0]!.name).toContain(']]>g<h & "i"');
+    expect(cases[0]!.classname).toBe("evals/checkout.eval.yaml");
+    // Element text survives: the emoji and the escaped characters read back as written.
+    const doc = new XMLParser({ ignoreAttributes: false }).parse(xml);
+    const failure = doc.testsuites.testsuite.testcase[0].failure;
+    expect(failure["#text"]).toContain(`]]>g<h & "i" 'j' --> \u{1F600}`);
+  });
+
+  it("counts failures and errors on the suites, and never uses skipped", () => {
+    const xml = renderJUnit(failingRun());
+    expect(xml).toContain('<testsuites name="evalgate" tests="9" failures="2" errors="1" skipped="0"');
+    expect(xml).not.toContain("<skipped");
+    const cases = parseJUnit(xml);
+    expect(cases).toHaveLength(9);
+    const byName = new Map(cases.map((c) => [c.name, c]));
+    expect(byName.get("empty-cart-total [claude]")).toMatchObject({
+      outcome: "failed",
+      message: "1 of 3 attempts passed, policy needs all (regressed)",
+    });
+    expect(byName.get("setup-crash [house-agent]")!.outcome).toBe("errored");
+    expect(byName.get("coupon-stacking [claude]")!.outcome).toBe("passed");
+  });
+});
