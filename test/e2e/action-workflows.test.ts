@@ -103,6 +103,18 @@ describe("workflows around the action", () => {
     expect(published.stdout).not.toContain("attempts planned");
     expect(published.outputs).toMatchObject({ verdict: "pass", cases: "2", "artifact-id": "" });
     expect(published.outputs["comment-id"]).not.toBe("");
+    // baseline: a bundle folder on disk instead of the base branch's artifact.
+    const compared = await step({ baseline: merged.outputs["bundle-path"]! });
+    expect(compared.code).toBe(0);
+    const cmp = readJson<{ comparison: { baseline_run_id: string; unchanged: number } }>(
+      path.join(compared.outputs["bundle-path"]!, "summary.json"),
+    ).comparison;
+    expect(cmp).toMatchObject({ baseline_run_id: merged.outputs["run-id"], unchanged: 2 });
+    const nowhere = await step({ baseline: "no/such/bundle" });
+    expect(nowhere.code).toBe(2);
+    expect(nowhere.stdout).toMatch(
+      /::error::evalgate: input baseline: \/\S+\/no\/such\/bundle does not exist/,
+    );
     const missing = await step({ merge: path.join(shardsDir, "evalgate-shard-1-of-2") });
     expect(missing.code).toBe(2);
     expect(missing.stdout).toContain("shard 2/2 missing: a merged verdict needs every shard");
