@@ -221,6 +221,25 @@ describe("the action when GitHub does not cooperate", () => {
     expect(base.code).toBe(0);
   });
 
+  it("comment: changes stays quiet while nothing changed, posts on a regression, then keeps it current", async () => {
+    gh.pulls.set(5, { number: 5, headSha: repo.fixed, headRef: "quiet", headRepo: REPO, baseRef: "main" });
+    const ours = () => gh.comments.filter((c) => c.issue === 5 && c.body.startsWith(MARKER));
+    const quiet = await pr(repo.fixed, { number: 5, inputs: { comment: "changes" } });
+    expect(quiet.code).toBe(0);
+    expect(quiet.stdout).toContain(
+      "no PR comment: comment: changes, and nothing changed against the baseline",
+    );
+    expect(ours()).toHaveLength(0);
+    const regressed = await pr(repo.broken, { number: 5, inputs: { comment: "changes" } });
+    expect(regressed.code).toBe(1);
+    expect(ours()).toHaveLength(1);
+    expect(ours()[0]!.body).toContain("gate failed");
+    const fixedAgain = await pr(repo.fixed, { number: 5, inputs: { comment: "changes" } });
+    expect(fixedAgain.code).toBe(0);
+    expect(ours()).toHaveLength(1);
+    expect(ours()[0]!.body).toContain("gate passed");
+  });
+
   it("a wrong input is a usage error (exit 2) naming the input", async () => {
     const r = await pr(repo.fixed, { inputs: { comment: "sometimes" } });
     expect(r.code).toBe(2);
