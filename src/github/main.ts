@@ -257,8 +257,12 @@ async function publish(
     maxChars: JOB_SUMMARY_MAX - shardNote.length,
     maxBytes: JOB_SUMMARY_MAX - Buffer.byteLength(shardNote),
   });
-  if (!(await writeJobSummary(shardNote + jobSummary, deps.env)))
-    logger.info("GITHUB_STEP_SUMMARY is not set: no job summary");
+  try {
+    if (!(await writeJobSummary(shardNote + jobSummary, deps.env)))
+      logger.info("GITHUB_STEP_SUMMARY is not set: no job summary");
+  } catch (error) {
+    logger.warn(`the job summary could not be written: ${(error as Error).message}`);
+  }
 
   const c = summary.counts;
   Object.assign(outputs, {
