@@ -21,7 +21,10 @@ import { compareCase } from "./gate/compare.js";
 import type { Logger } from "./log.js";
 import type { Progress } from "./report/console.js";
 import { type ExecuteResult, executePlan } from "./run/schedule.js";
-import type { ProcessRunner } from "./sandbox/process.js";
+import { checkBwrap } from "./sandbox/bwrap.js";
+import { type ProcessRunner, runnerWith } from "./sandbox/process.js";
+import type { Redactor } from "./sandbox/redact.js";
+import { runSecrets } from "./sandbox/secrets.js";
 import { VERSION } from "./version.js";
 import { git } from "./workspace/git.js";
 
@@ -80,9 +83,59 @@ async function gitInfo(root: string, sha?: string): Promise<WireSummary["git"]> 
   }
 }
 
+/** Messages of evalgate itself, redacted like everything else it prints. */
+function redactingLogger(logger: Logger, r: Redactor): Logger {
+  if (!r.active) return logger;
+  const wrapped: Logger = {
+    info: (m) => logger.info(r.text(m)),
+    warn: (m) => logger.warn(r.text(m)),
+    error: (m) => logger.error(r.text(m)),
+  };
+  if (logger.group) wrapped.group = (title) => logger.group?.(r.text(title));
+  if (logger.groupEnd) wrapped.groupEnd = () => logger.groupEnd?.();
+  return wrapped;
+}
+
 export async function runEvals(opts: RunOptions, deps: RunDeps): Promise<RunOutcome> {
   const plan = shardPlan(await loadPlan(opts), opts.shard);
+  const secrets = runSecrets(plan);
+  const redactor = secrets.redactor;
+  try {
+    return await runPlan(
+      plan,
+      opts,
+      {
+        ...deps,
+        logger: redactingLogger(deps.logger, redactor),
+        runner: runnerWith(deps.runner, { redactor }),
+      },
+      redactor,
+      secrets.tooShort,
+    );
+  } catch (error) {
+    // An unexpected error is shown to the user: it must not carry a secret either.
+    if (error instanceof Error && redactor.active) {
+      error.message = redactor.text(error.message);
+      if (error.stack) error.stack = redactor.text(error.stack);
+    }
+    throw error;
+  }
+}
+
+async function runPlan(
+  plan: Plan,
+  opts: RunOptions,
+  deps: RunDeps,
+  redactor: Redactor,
+  tooShort: string[],
+): Promise<RunOutcome> {
   for (const note of plan.notes) deps.logger.info(`note: ${note}`);
+  for (const name of tooShort) {
+    deps.logger.info(
+      `note: ${name} is passed through but its value is shorter than 4 characters, so it is not redacted from the bundle; pass settings that are not secret with env:`,
+    );
+  }
+  const bwrap = await sandboxProgram(plan);
   const baseline = opts.baseline ? await readBaseline(opts.baseline) : undefined;
   const startedAt = new Date();
   const runId = newRunId(startedAt);
@@ -90,7 +143,7 @@ export async function runEvals(opts: RunOptions, deps: RunDeps): Promise<RunOutc
   const workRoot = path.resolve(
     opts.workDir ?? path.join(process.env.RUNNER_TEMP || os.tmpdir(), `evalgate-${runId}`),
   );
-  const bundle = new BundleWriter(bundleDir);
+  const bundle = new BundleWriter(bundleDir, redactor);
   await bundle.init();
 
   deps.progress.start(plan.cases.reduce((a, c) => a + c.repeat, 0));
@@ -101,15 +154,16 @@ export async function runEvals(opts: RunOptions, deps: RunDeps): Promise<RunOutc
       workRoot,
       runner: deps.runner,
       keepWorkspaces: opts.keepWorkspaces ?? false,
+      ...(bwrap ? { bwrap } : {}),
       hooks: {
         evidenceDir: (spec, dirName) => bundle.evidenceDir(spec, dirName),
         attemptStarted: () => deps.progress.attemptStarted(),
         retryPlanned: () => deps.progress.addPlanned(1),
-        attemptFinished: async (spec, r) => {
-          await bundle.writeAttempt(
+        attemptFinished: async (spec, raw) => {
+          const r = await bundle.writeAttempt(
             spec,
-            r,
-            existsSync(path.join(bundle.evidenceDir(spec, r.dirName), "setup.log")),
+            raw,
+            existsSync(path.join(bundle.evidenceDir(spec, raw.dirName), "setup.log")),
           );
           deps.progress.attemptFinished({
             suite: spec.suite,
@@ -148,7 +202,7 @@ export async function runEvals(opts: RunOptions, deps: RunDeps): Promise<RunOutc
   const evals = wireEvals(plan.roots, rows);
   const gate = gateFromRows(evals, rows, executed.budgetStops);
   const filtered = Boolean(opts.targets?.length || opts.tests?.length || opts.tags?.length || opts.shard);
-  const summary = buildSummary(
+  const built = buildSummary(
     {
       id: runId,
       startedAt,
@@ -170,9 +224,23 @@ export async function runEvals(opts: RunOptions, deps: RunDeps): Promise<RunOutc
     executed.budgetStops,
     baseline ? comparisonSummary(baseline, rows, filtered) : null,
   );
-  await bundle.writeSummary(summary);
+  const summary = await bundle.writeSummary(built);
   await writeReports(bundleDir);
   return { runId, bundleDir, summary, rows, plan };
+}
+
+/**
+ * When a target asks for sandbox: bwrap, bubblewrap must be installed and able to create namespaces
+ * here: checked once before anything runs, so the run stops with one clear message instead of
+ * failing every attempt.
+ */
+async function sandboxProgram(plan: Plan): Promise<string | undefined> {
+  const targets = [...new Set(plan.cases.filter((c) => c.target.sandbox).map((c) => c.target.name))];
+  if (targets.length === 0) return undefined;
+  const check = await checkBwrap();
+  if (check.ok) return check.program;
+  const who = `target${targets.length > 1 ? "s" : ""} ${targets.join(", ")}`;
+  throw new UsageError(`${who} use${targets.length > 1 ? "" : "s"} sandbox: bwrap, but ${check.message}`);
 }
 
 /** The cases of one shard: round-robin over the cases sorted by identity, so shards stay balanced. */

@@ -1,5 +1,5 @@
 /** Shared helpers for tests: temp folders, real git repositories, running the built CLI. */
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -74,6 +74,22 @@ export function runCli(
     timeout: timeoutMs,
   });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** The CLI, asynchronously: for tests whose own servers must keep answering while it runs. */
+export function runCliAsync(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], { cwd, env: { ...process.env, CI: "1", ...env } });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (c) => {
+      stdout += c;
+    });
+    child.stderr.on("data", (c) => {
+      stderr += c;
+    });
+    child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
 }
 
 export function readJson<T = Record<string, unknown>>(file: string): T {

@@ -40,6 +40,8 @@ export interface WireRunRef {
   score: number | null;
   pass_rate: number | null;
   duration_ms: number;
+  /** diff.patch was cut at limits.diff (see result.json diff.bytes for the whole size). */
+  diff_truncated: boolean;
   /** Relative to the case's result directory. */
   dir: string;
 }
@@ -76,6 +78,7 @@ export interface WireIndexRow extends WireIdentity {
     retry: number;
     status: string;
     failure_kind: string | null;
+    diff_truncated: boolean;
     dir: string;
     result_path: string;
     grading_path: string | null;
@@ -306,6 +309,7 @@ export function wireAttempt(spec: CaseSpec, r: AttemptResult, setupLog: boolean)
           additions: r.diff.additions,
           deletions: r.diff.deletions,
           bytes: r.diff.bytes,
+          truncated: r.diff.truncated,
           empty: r.diff.files.length === 0,
         }
       : null,

@@ -6,6 +6,7 @@ import type { CaseSpec, Identity } from "../config/types.js";
 import type { CaseDecision } from "../gate/case.js";
 import type { CaseChange } from "../gate/compare.js";
 import type { AttemptResult } from "../run/types.js";
+import { NO_REDACTION, type Redactor } from "../sandbox/redact.js";
 import {
   CASE_SCHEMA,
   type WireCaseSummary,
@@ -45,8 +46,17 @@ export interface FinishedCase {
   change: CaseChange | null;
 }
 
+/**
+ * Everything a run writes into its bundle goes through here, and so through the run's redactor:
+ * the files an attempt left in its folder (logs, diff, transcripts) are redacted in place when the
+ * attempt is recorded, and every JSON record is redacted before it is written. What the writer
+ * returns is the redacted record, which is what the console and reports show.
+ */
 export class BundleWriter {
-  constructor(readonly dir: string) {}
+  constructor(
+    readonly dir: string,
+    readonly redactor: Redactor = NO_REDACTION,
+  ) {}
 
   caseDir(spec: CaseSpec): string {
     return path.join(this.dir, resultDirName(spec.identity));
@@ -60,11 +70,24 @@ export class BundleWriter {
     await mkdir(this.dir, { recursive: true });
   }
 
-  /** Writes result.json (and grading.json) of one finished attempt. */
-  async writeAttempt(spec: CaseSpec, r: AttemptResult, hasSetupLog: boolean): Promise<void> {
+  /**
+   * Redacts the files of one finished attempt's folder and writes its result.json (and
+   * grading.json). Returns the attempt record as written (redacted).
+   */
+  async writeAttempt(spec: CaseSpec, r: AttemptResult, hasSetupLog: boolean): Promise<AttemptResult> {
     const dir = this.evidenceDir(spec, r.dirName);
-    await writeJson(path.join(dir, "result.json"), wireAttempt(spec, r, hasSetupLog));
-    if (r.grading) await writeJson(path.join(dir, "grading.json"), wireGrading(r));
+    await this.redactor.files(dir);
+    const safe = this.redactor.deep(r);
+    await writeJson(path.join(dir, "result.json"), this.redactor.deep(wireAttempt(spec, safe, hasSetupLog)));
+    if (safe.grading) await writeJson(path.join(dir, "grading.json"), this.redactor.deep(wireGrading(safe)));
+    return safe;
+  }
+
+  /** Writes a text file of the bundle (reports, the comment), redacted. `rel` is bundle-relative. */
+  async writeText(rel: string, text: string): Promise<void> {
+    const file = path.join(this.dir, rel);
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(file, this.redactor.text(text));
   }
 
   /** Writes each case's summary.json and the index; returns the index rows. */
@@ -85,9 +108,10 @@ export class BundleWriter {
         score: t.grading?.score ?? null,
         pass_rate: t.grading?.passRate ?? null,
         duration_ms: t.durationMs,
+        diff_truncated: t.diff?.truncated ?? false,
         dir: t.dirName,
       }));
-      const summary: WireCaseSummary = {
+      const summary: WireCaseSummary = this.redactor.deep({
         schema: CASE_SCHEMA,
         ...wireIdentity(c.spec),
         suite: c.spec.suite,
@@ -116,37 +140,40 @@ export class BundleWriter {
         },
         runs,
         change: c.change ? wireChange(c.change) : null,
-      };
+      } satisfies WireCaseSummary);
       await writeJson(path.join(this.dir, resultDir, "summary.json"), summary);
-      rows.push({
-        ...wireIdentity(c.spec),
-        suite: c.spec.suite,
-        root_eval_path: c.spec.rootEvalPath,
-        provider: c.spec.target.provider,
-        model: c.spec.target.model ?? null,
-        tags: c.spec.test.tags,
-        verdict: d.verdict,
-        classification: d.classification,
-        flaky: d.flaky,
-        reason: d.reason,
-        attempts: wireCounts(d),
-        attempt_success_rate: d.stats.attemptSuccessRate,
-        mean_score: d.stats.meanScore,
-        mean_pass_rate: d.stats.meanPassRate,
-        result_dir: resultDir,
-        summary_path: `${resultDir}/summary.json`,
-        runs: c.tries.map((t) => ({
-          attempt: t.attempt,
-          retry: t.retry,
-          status: t.status,
-          failure_kind: t.failureKind ?? null,
-          dir: `${resultDir}/${t.dirName}`,
-          result_path: `${resultDir}/${t.dirName}/result.json`,
-          grading_path: t.grading ? `${resultDir}/${t.dirName}/grading.json` : null,
-          diff_path: t.diff ? `${resultDir}/${t.dirName}/diff.patch` : null,
-        })),
-        change: c.change ? wireChange(c.change) : null,
-      });
+      rows.push(
+        this.redactor.deep({
+          ...wireIdentity(c.spec),
+          suite: c.spec.suite,
+          root_eval_path: c.spec.rootEvalPath,
+          provider: c.spec.target.provider,
+          model: c.spec.target.model ?? null,
+          tags: c.spec.test.tags,
+          verdict: d.verdict,
+          classification: d.classification,
+          flaky: d.flaky,
+          reason: d.reason,
+          attempts: wireCounts(d),
+          attempt_success_rate: d.stats.attemptSuccessRate,
+          mean_score: d.stats.meanScore,
+          mean_pass_rate: d.stats.meanPassRate,
+          result_dir: resultDir,
+          summary_path: `${resultDir}/summary.json`,
+          runs: c.tries.map((t) => ({
+            attempt: t.attempt,
+            retry: t.retry,
+            status: t.status,
+            failure_kind: t.failureKind ?? null,
+            diff_truncated: t.diff?.truncated ?? false,
+            dir: `${resultDir}/${t.dirName}`,
+            result_path: `${resultDir}/${t.dirName}/result.json`,
+            grading_path: t.grading ? `${resultDir}/${t.dirName}/grading.json` : null,
+            diff_path: t.diff ? `${resultDir}/${t.dirName}/diff.patch` : null,
+          })),
+          change: c.change ? wireChange(c.change) : null,
+        } satisfies WireIndexRow),
+      );
     }
     await writeFile(
       path.join(this.dir, "index.jsonl"),
@@ -155,8 +182,11 @@ export class BundleWriter {
     return rows;
   }
 
-  async writeSummary(summary: WireSummary): Promise<void> {
-    await writeJson(path.join(this.dir, "summary.json"), summary);
+  /** Writes summary.json; returns it as written (redacted). */
+  async writeSummary(summary: WireSummary): Promise<WireSummary> {
+    const safe = this.redactor.deep(summary);
+    await writeJson(path.join(this.dir, "summary.json"), safe);
+    return safe;
   }
 }
 

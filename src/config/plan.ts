@@ -2,11 +2,13 @@
  * Eval files → the resolved Plan. Every problem of every file is collected and reported together,
  * before anything runs.
  */
+import { existsSync } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import picomatch from "picomatch";
 import { glob } from "tinyglobby";
+import { deniedVariable, EVALGATE_VARIABLES } from "../sandbox/env.js";
 import { scorerFor } from "../scorers/index.js";
 import {
   AGENT_PLACEHOLDERS,
@@ -32,20 +34,26 @@ import {
   type TestInput,
   type WorkspaceInput,
 } from "./schema.js";
+import { parseSize } from "./size.js";
 import {
   type Budget,
   type CaseGate,
   type CaseSpec,
   type Command,
+  DEFAULT_LIMITS,
   DEFAULT_TIMEOUTS,
   type EvalRoot,
   identityKey,
+  type Limits,
   type Plan,
+  type SandboxSpec,
   type ScorerSpec,
+  type ScoringGuards,
   type SeedSpec,
   type SetupSpec,
   type TargetSpec,
   type Timeouts,
+  type VerifierSpec,
 } from "./types.js";
 
 export interface PlanOptions {
@@ -63,9 +71,6 @@ export interface PlanOptions {
   concurrency?: number;
 }
 
-/** Variables of the runner that no agent, setup or scorer may ever receive. */
-const FORBIDDEN_ENV = /^(GITHUB_|ACTIONS_|RUNNER_|INPUT_)|^(GH_TOKEN|GH_ENTERPRISE_TOKEN|GITHUB_TOKEN)$/;
-
 interface LoadedEval {
   src: YamlSource;
   file: EvalFileInput;
@@ -79,6 +84,7 @@ interface Policy {
   repeat?: number;
   gate?: GateInput;
   timeouts?: EvalFileInput["timeouts"];
+  limits?: EvalFileInput["limits"];
 }
 
 interface Owner {
@@ -197,6 +203,7 @@ class Planner {
         );
       }
       this.checkPassthrough(src, [...at, "env_passthrough"], t.env_passthrough);
+      this.checkFixedEnv(src, [...at, "env"], t.env);
       let command: Command | undefined;
       if (t.command) {
         command = resolveAgentCommand(toCommand(t.command), dir);
@@ -219,6 +226,8 @@ class Planner {
         envPassthrough: t.env_passthrough ?? [],
       };
       if (command) spec.command = command;
+      const sandbox = this.resolveSandbox(loaded, t, at);
+      if (sandbox) spec.sandbox = sandbox;
       if (t.model) spec.model = t.model;
       if (t.timeout !== undefined) spec.timeoutMs = parseDuration(t.timeout);
       this.targetOrigins.set(spec, { src, at });
@@ -227,17 +236,73 @@ class Planner {
     return out;
   }
 
+  /** A target's `sandbox:` (a string or an object), with its read-only folders checked. */
+  private resolveSandbox(loaded: LoadedEval, t: TargetInput, at: PathKey[]): SandboxSpec | undefined {
+    const input = t.sandbox;
+    if (input === undefined) return undefined;
+    const o = typeof input === "string" ? { type: input } : input;
+    const sat = [...at, "sandbox"];
+    if (o.type === "none") {
+      if (typeof input !== "string" && (input.network !== undefined || input.read_only !== undefined)) {
+        this.problem(
+          loaded.src,
+          sat,
+          "network and read_only apply with type: bwrap",
+          "use type: bwrap, or remove them",
+        );
+      }
+      return undefined;
+    }
+    if (t.provider === "reference" || t.provider === "noop") {
+      this.problem(
+        loaded.src,
+        sat,
+        `provider "${t.provider}" runs no agent program, so there is nothing to sandbox`,
+        "remove sandbox from this target",
+      );
+      return undefined;
+    }
+    const readOnly: string[] = [];
+    (typeof input === "string" ? [] : (input.read_only ?? [])).forEach((p, i) => {
+      const abs = path.resolve(loaded.dir, p);
+      if (!existsSync(abs)) {
+        this.problem(
+          loaded.src,
+          [...sat, "read_only", i],
+          `folder ${this.display(abs)} does not exist`,
+          `paths are relative to ${this.display(loaded.dir) || "."}/`,
+        );
+      } else readOnly.push(abs);
+    });
+    return { kind: "bwrap", network: typeof input === "string" ? false : (input.network ?? false), readOnly };
+  }
+
   checkPassthrough(src: YamlSource, at: PathKey[], names: readonly string[] | undefined): void {
     (names ?? []).forEach((name, i) => {
-      if (FORBIDDEN_ENV.test(name)) {
+      const why = deniedVariable(name);
+      if (why) {
         this.problem(
           src,
           [...at, i],
-          `${name} is a variable of the CI runner and is never passed to agents, setup or scorers`,
+          `${name} ${why}; it is never passed to agents, setup or scorers`,
           "pass a dedicated secret with its own name instead (for example MY_AGENT_API_KEY)",
         );
       }
     });
+  }
+
+  /** A target's fixed `env:` values may not impersonate the runner's variables or evalgate's own. */
+  checkFixedEnv(src: YamlSource, at: PathKey[], values: Record<string, string> | undefined): void {
+    for (const name of Object.keys(values ?? {})) {
+      const why =
+        deniedVariable(name) ??
+        ((EVALGATE_VARIABLES as readonly string[]).includes(name)
+          ? "is set by evalgate for every attempt"
+          : undefined);
+      if (why) {
+        this.problem(src, at, `${name} ${why}; env: cannot set it`, "give the value another name", name);
+      }
+    }
   }
 
   async collect(
@@ -282,6 +347,7 @@ class Planner {
             repeat: owner.policy.repeat ?? loaded.file.repeat,
             gate: owner.policy.gate ?? loaded.file.gate,
             timeouts: { ...loaded.file.timeouts, ...owner.policy.timeouts },
+            limits: { ...loaded.file.limits, ...owner.policy.limits },
           };
           await this.collect(
             loaded.file.tests,
@@ -402,6 +468,68 @@ class Planner {
       if (setupInput.instructions) setup.instructions = setupInput.instructions;
     }
     return { seed, setup };
+  }
+
+  /**
+   * Protected globs and hidden verifiers: a test's list replaces the eval file's. Verifier files
+   * must exist and must not be inside a folder seed (the agent would see them there).
+   */
+  async resolveGuards(
+    def: { input?: WorkspaceInput; src: YamlSource; at: PathKey[]; dir: string },
+    over: { input?: WorkspaceInput; src: YamlSource; at: PathKey[]; dir: string },
+    seed: SeedSpec | undefined,
+  ): Promise<ScoringGuards> {
+    const protFrom = over.input?.protected ? over : def;
+    const globs = protFrom.input?.protected ?? [];
+    globs.forEach((g, i) => {
+      const at = [...protFrom.at, "protected", i];
+      const problem = workspaceRelativeProblem(g);
+      if (problem) {
+        this.problem(protFrom.src, at, `protected path "${g}" ${problem}`, 'for example "test/**"');
+        return;
+      }
+      try {
+        picomatch.makeRe(g, { dot: true, strictBrackets: true });
+      } catch (e) {
+        this.problem(protFrom.src, at, `bad glob "${g}": ${(e as Error).message}`);
+      }
+    });
+    const verFrom = over.input?.verifiers ? over : def;
+    const verifiers: VerifierSpec[] = [];
+    for (const [i, v] of (verFrom.input?.verifiers ?? []).entries()) {
+      const at = [...verFrom.at, "verifiers", i];
+      const from = path.resolve(verFrom.dir, v.from);
+      const toProblem = workspaceRelativeProblem(v.to);
+      if (toProblem) {
+        this.problem(
+          verFrom.src,
+          [...at, "to"],
+          `verifier destination "${v.to}" ${toProblem}`,
+          "for example to: test/cart.test.js",
+        );
+        continue;
+      }
+      if (!existsSync(from)) {
+        this.problem(
+          verFrom.src,
+          [...at, "from"],
+          `verifier ${this.display(from)} does not exist`,
+          `paths are relative to ${this.display(verFrom.dir) || "."}/`,
+        );
+        continue;
+      }
+      if (seed?.kind === "path" && isInside(from, seed.path)) {
+        this.problem(
+          verFrom.src,
+          [...at, "from"],
+          `verifier ${this.display(from)} is inside the seed folder ${this.display(seed.path)}, so the agent would see it`,
+          "keep hidden verifiers outside the seed, for example in a verifiers/ folder beside the eval file",
+        );
+        continue;
+      }
+      verifiers.push({ from, to: path.posix.normalize(v.to.replaceAll("\\", "/")).replace(/\/+$/, "") });
+    }
+    return { protected: [...globs], verifiers };
   }
 
   resolveScorers(
@@ -537,12 +665,35 @@ class Planner {
   }
 }
 
+/** Why `p` is not a plain path inside the workspace, or undefined when it is. */
+function workspaceRelativeProblem(p: string): string | undefined {
+  const posix = p.replaceAll("\\", "/");
+  if (posix.startsWith("/") || /^[A-Za-z]:/.test(posix)) return "must be relative to the workspace";
+  const norm = path.posix.normalize(posix);
+  if (norm === ".." || norm.startsWith("../")) return "leaves the workspace";
+  if (norm === "." || norm === "./") return "is the whole workspace";
+  if (norm === ".git" || norm.startsWith(".git/")) return "is inside .git, which evalgate manages";
+  return undefined;
+}
+
+function isInside(child: string, parent: string): boolean {
+  const rel = path.relative(parent, child);
+  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
+}
+
 function budgetOf(b: GateInput["budget"]): Budget {
   const out: Budget = {};
   if (b?.cost_usd !== undefined) out.costUsd = b.cost_usd;
   if (b?.tokens !== undefined) out.tokens = b.tokens;
   if (b?.duration !== undefined) out.durationMs = parseDuration(b.duration);
   return out;
+}
+
+function limitsOf(l: Policy["limits"]): Limits {
+  return {
+    diffBytes: l?.diff !== undefined ? parseSize(l.diff) : DEFAULT_LIMITS.diffBytes,
+    logBytes: l?.log !== undefined ? parseSize(l.log) : DEFAULT_LIMITS.logBytes,
+  };
 }
 
 function timeoutsOf(t: Policy["timeouts"]): Timeouts {
@@ -568,7 +719,12 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
     const owner: Owner = {
       loaded,
       targets: planner.resolveTargets(loaded),
-      policy: { repeat: loaded.file.repeat, gate: loaded.file.gate, timeouts: loaded.file.timeouts },
+      policy: {
+        repeat: loaded.file.repeat,
+        gate: loaded.file.gate,
+        timeouts: loaded.file.timeouts,
+        limits: loaded.file.limits,
+      },
     };
     const mine: TestRecord[] = [];
     await planner.collect(
@@ -672,11 +828,15 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
         );
       }
     }
-    const ws = await planner.resolveWorkspace(
-      { input: ownerFile.file.workspace, src: ownerFile.src, at: ["workspace"], dir: ownerFile.dir },
-      { input: test.workspace, src: rec.src, at: [...rec.at, "workspace"], dir: rec.dir },
-      label,
-    );
+    const wsDefault = {
+      input: ownerFile.file.workspace,
+      src: ownerFile.src,
+      at: ["workspace"],
+      dir: ownerFile.dir,
+    };
+    const wsOverride = { input: test.workspace, src: rec.src, at: [...rec.at, "workspace"], dir: rec.dir };
+    const ws = await planner.resolveWorkspace(wsDefault, wsOverride, label);
+    const guards = await planner.resolveGuards(wsDefault, wsOverride, ws?.seed);
     const timeouts = timeoutsOf(owner.policy.timeouts);
     const scorerItems = [
       ...(test.scorers ?? []).map((scorer, i) => ({
@@ -754,11 +914,12 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
           instruction,
           threshold: test.threshold ?? 1,
           tags: test.tags ?? [],
-          workspace: ws,
+          workspace: { ...ws, ...guards },
           scorers,
         },
         target,
         repeat: opts.repeat ?? test.repeat ?? owner.policy.repeat ?? 1,
+        limits: limitsOf(owner.policy.limits),
         gate,
         timeouts: {
           ...timeouts,

@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { DURATION_PATTERN } from "./duration.js";
+import { SIZE_PATTERN } from "./size.js";
 
 export const duration = z
   .union([
@@ -12,6 +13,13 @@ export const duration = z
     z.number().positive(),
   ])
   .describe('A duration: "90s", "20m", "1h", "1h30m", "500ms", or a number of seconds');
+
+export const size = z
+  .union([
+    z.string().regex(SIZE_PATTERN, 'a size such as "10MiB", "512KiB" or "2MB"'),
+    z.number().int().positive(),
+  ])
+  .describe('A size: "10MiB", "512KiB", "2MB", "100B", or a number of bytes');
 
 const stringOrArgv = z
   .union([z.string().min(1), z.array(z.string()).min(1)])
@@ -48,6 +56,25 @@ export const targetSchema = z
     env: z.record(z.string(), z.string()).optional().describe("Fixed, non-secret environment values"),
     env_passthrough: envNames.optional(),
     timeout: duration.optional().describe("Agent timeout for this target (overrides timeouts.agent)"),
+    sandbox: z
+      .union([
+        z.enum(["none", "bwrap"]),
+        z.strictObject({
+          type: z.enum(["none", "bwrap"]),
+          network: z
+            .boolean()
+            .optional()
+            .describe("With bwrap: let the agent reach the network (default false: no network at all)"),
+          read_only: z
+            .array(z.string().min(1))
+            .optional()
+            .describe("With bwrap: more folders the agent may read, relative to the eval file"),
+        }),
+      ])
+      .optional()
+      .describe(
+        "none (default), or bwrap: run the agent under bubblewrap, seeing only the system read-only, its attempt folder writable, no network",
+      ),
   })
   .describe("One agent under test");
 
@@ -256,9 +283,31 @@ export const setupSchema = z.strictObject({
   env_passthrough: envNames.optional(),
 });
 
+export const verifierSchema = z
+  .strictObject({
+    from: z
+      .string()
+      .min(1)
+      .describe("A file or folder of this repository, relative to the eval file; the agent never sees it"),
+    to: z.string().min(1).describe("Where it goes in the workspace (relative), after the agent finished"),
+  })
+  .describe("A hidden verifier: copied into the workspace only for the scorers");
+
 export const workspaceSchema = z.strictObject({
   seed: seedSchema.optional(),
   setup: setupSchema.optional(),
+  protected: z
+    .array(z.string().min(1))
+    .optional()
+    .describe(
+      "Globs relative to the workspace (\"test/**\"): restored from the baseline before scoring; a change by the agent marks the attempt tampered. A test's list replaces the file's",
+    ),
+  verifiers: z
+    .array(verifierSchema)
+    .optional()
+    .describe(
+      "Files copied into the workspace after the agent finished and protected paths were restored, fresh for every attempt. A test's list replaces the file's",
+    ),
 });
 
 export const GATE_POLICIES = [
@@ -354,6 +403,19 @@ export const evalFileSchema = z
     timeouts: z
       .strictObject({ setup: duration.optional(), agent: duration.optional(), scorer: duration.optional() })
       .optional(),
+    limits: z
+      .strictObject({
+        diff: size
+          .optional()
+          .describe(
+            "diff.patch is stored up to this size, cut with a marker and flagged beyond (default 10MiB)",
+          ),
+        log: size
+          .optional()
+          .describe("Each agent and scorer log keeps this much: its first and last part (default 5MiB)"),
+      })
+      .optional()
+      .describe("Size limits of the evidence an attempt keeps"),
     gate: gateSchema.optional(),
     workspace: workspaceSchema.optional(),
     scorers: z.array(scorerSchema).optional().describe("Appended to every test's scorers"),

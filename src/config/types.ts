@@ -35,7 +35,20 @@ export interface SetupSpec {
   envPassthrough: string[];
 }
 
-export interface WorkspaceSpec {
+/** A hidden verifier: `from` (absolute) is copied to `to` (relative to the workspace) for scoring. */
+export interface VerifierSpec {
+  from: string;
+  to: string;
+}
+
+/** What the scorers see besides the agent's work: protected paths and hidden verifiers. */
+export interface ScoringGuards {
+  /** Globs relative to the workspace, restored from the baseline before scoring. */
+  protected: string[];
+  verifiers: VerifierSpec[];
+}
+
+export interface WorkspaceSpec extends ScoringGuards {
   seed: SeedSpec;
   setup: SetupSpec;
 }
@@ -53,6 +66,15 @@ export interface ScorerSpec {
   options: ScorerInput;
 }
 
+/** `sandbox: bwrap`: the agent runs under bubblewrap (sandbox/bwrap.ts). */
+export interface SandboxSpec {
+  kind: "bwrap";
+  /** The agent may reach the network (default: a new, empty network namespace). */
+  network: boolean;
+  /** Extra folders mounted read-only (absolute). */
+  readOnly: string[];
+}
+
 export interface TargetSpec {
   name: string;
   provider: ProviderName;
@@ -62,6 +84,7 @@ export interface TargetSpec {
   env: Record<string, string>;
   envPassthrough: string[];
   timeoutMs?: number;
+  sandbox?: SandboxSpec;
 }
 
 export interface TestSpec {
@@ -81,6 +104,14 @@ export interface Timeouts {
   agentMs: number;
   scorerMs: number;
 }
+
+/** Sizes of the evidence an attempt keeps. */
+export interface Limits {
+  diffBytes: number;
+  logBytes: number;
+}
+
+export const DEFAULT_LIMITS: Limits = { diffBytes: 10 * 1024 * 1024, logBytes: 5 * 1024 * 1024 };
 
 export type OnError = "fail" | "exclude" | "retry";
 export type RegressionRule = "fail" | "warn" | "ignore";
@@ -127,6 +158,7 @@ export interface CaseSpec {
   repeat: number;
   gate: CaseGate;
   timeouts: Timeouts;
+  limits: Limits;
 }
 
 export interface Plan {

@@ -1,18 +1,21 @@
 /**
- * The attempt lifecycle: fresh workspace → agent → capture diff → scorers → status.
+ * The attempt lifecycle: fresh workspace → agent → capture diff → restore protected paths and copy
+ * in hidden verifiers → scorers → status.
  * Evidence (logs, patch) goes straight into the attempt's folder of the bundle.
  */
 import { chmod, copyFile, mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { CaseSpec } from "../config/types.js";
 import { providerFor } from "../providers/index.js";
+import { sandboxedRunner } from "../sandbox/bwrap.js";
 import { buildEnv } from "../sandbox/env.js";
-import type { ProcessRunner } from "../sandbox/process.js";
+import { type ProcessRunner, runnerWith } from "../sandbox/process.js";
 import { type Grading, grade } from "../scorers/grading.js";
 import { scorerFor } from "../scorers/index.js";
 import type { ScorerResult } from "../scorers/types.js";
 import { type CapturedDiff, captureDiff, materializeAttempt } from "../workspace/attempt.js";
 import type { PreparedBaseline } from "../workspace/baseline.js";
+import { installVerifiers, restoreProtected } from "../workspace/protect.js";
 import { decideStatus, type StageFacts } from "./status.js";
 import type { AgentRecord, AttemptResult, Usage } from "./types.js";
 
@@ -29,6 +32,8 @@ export interface AttemptInput {
   dirName: string;
   runner: ProcessRunner;
   keepWorkspace: boolean;
+  /** The bubblewrap program, checked before the run, for targets with sandbox: bwrap. */
+  bwrap?: string;
 }
 
 export const PROMPT_SEPARATOR = "\n\n";
@@ -51,6 +56,8 @@ async function removeTree(dir: string): Promise<void> {
 
 export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
   const { spec, evidenceDir } = input;
+  // Agent and scorer logs keep what this case's limits.log allows.
+  const runner = runnerWith(input.runner, { logCapBytes: spec.limits.logBytes });
   const startedAt = new Date();
   const t0 = performance.now();
   const phases = { workspaceMs: 0, agentMs: 0, diffMs: 0, scorersMs: 0 };
@@ -111,6 +118,12 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     const agentLog = path.join(evidenceDir, "agent.log");
     await writeFile(agentLog, "");
     const target = spec.target;
+    let agentRunner = runner;
+    if (target.sandbox) {
+      if (!input.bwrap) throw new Error("internal: sandbox: bwrap without a checked bubblewrap program");
+      // The agent may write its attempt folder only (workspace, HOME, TMPDIR, its output file).
+      agentRunner = sandboxedRunner(runner, input.bwrap, target.sandbox, [input.workDir]);
+    }
     const a0 = performance.now();
     const outcome = await providerFor(target.provider).run({
       target,
@@ -135,7 +148,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
         home,
         tmp,
       }),
-      runner: input.runner,
+      runner: agentRunner,
     });
     phases.agentMs = Math.round(performance.now() - a0);
     const agent: AgentRecord = {
@@ -153,13 +166,24 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     const d0 = performance.now();
     try {
       await chmod(ws, 0o755).catch(() => undefined);
-      diff = await captureDiff(b, ws, path.join(input.workDir, "capture.index"));
+      diff = await captureDiff(b, ws, path.join(input.workDir, "capture.index"), spec.limits.diffBytes);
     } catch (error) {
       facts.workspaceError = `cannot capture the agent's changes: ${(error as Error).message}`;
       return result();
     }
     await writeFile(path.join(evidenceDir, "diff.patch"), diff.patch);
     facts.diffEmpty = diff.files.length === 0;
+    // The diff keeps what the agent did to protected paths (evidence); the scorers see them restored,
+    // and the hidden verifiers appear only now.
+    const guards = spec.test.workspace;
+    try {
+      const tampered = await restoreProtected(b.dir, ws, guards.protected);
+      if (tampered.length > 0) facts.tampered = tampered;
+      await installVerifiers(ws, guards.verifiers);
+    } catch (error) {
+      facts.workspaceError = `cannot prepare the workspace for scoring: ${(error as Error).message}`;
+      return result();
+    }
     phases.diffMs = Math.round(performance.now() - d0);
 
     const s0 = performance.now();
@@ -168,14 +192,15 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     const scorerTmp = path.join(input.workDir, "scorer-tmp");
     await mkdir(scorerHome, { recursive: true });
     await mkdir(scorerTmp, { recursive: true });
-    facts.grading = await scoreAttempt(spec, ws, diff, evidenceDir, input.runner, scorerHome, scorerTmp);
+    facts.grading = await scoreAttempt(spec, ws, diff, evidenceDir, runner, scorerHome, scorerTmp);
     phases.scorersMs = Math.round(performance.now() - s0);
     const r = result();
     r.diff = {
       files: diff.files,
       additions: diff.additions,
       deletions: diff.deletions,
-      bytes: diff.patch.length,
+      bytes: diff.patchBytes,
+      truncated: diff.truncated,
     };
     return r;
   } finally {

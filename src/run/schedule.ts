@@ -34,6 +34,8 @@ export interface ExecuteOptions {
   runner: ProcessRunner;
   keepWorkspaces: boolean;
   hooks: RunHooks;
+  /** The bubblewrap program, when a target uses sandbox: bwrap (checked before the run). */
+  bwrap?: string;
   /** Clock for the duration budget (tests). */
   now?: () => number;
 }
@@ -155,6 +157,7 @@ export async function executePlan(opts: ExecuteOptions): Promise<ExecuteResult> 
       dirName,
       runner: opts.runner,
       keepWorkspace: opts.keepWorkspaces,
+      ...(opts.bwrap ? { bwrap: opts.bwrap } : {}),
     });
     if (capped && result.failureKind === "agent_timeout") {
       const limitText = formatDuration(budgets.durationOf(spec.rootEvalPath) ?? 0);

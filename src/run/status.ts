@@ -1,6 +1,8 @@
 /**
  * An attempt's status from what happened in its stages (SPEC §3). The first stage that went wrong
- * decides; an agent that timed out or crashed is still scored, and the record keeps both.
+ * decides, except that tampering with protected paths outranks everything after the workspace was
+ * made (docs/decisions/0041); an agent that timed out or crashed is still scored, and the record
+ * keeps both.
  */
 import type { Grading } from "../scorers/grading.js";
 import type { AgentRecord, AttemptStatus, FailureKind, FailureStage } from "./types.js";
@@ -36,6 +38,18 @@ export function decideStatus(f: StageFacts): StatusDecision {
   }
   if (f.setupError)
     return { status: "error", failureStage: "setup", failureKind: "setup_error", message: f.setupError };
+  // Tampering is certain whatever else happened: it is a failure of the agent, never an error that
+  // on_error could retry or exclude (an agent cannot escape it by crashing afterwards).
+  if (f.tampered && f.tampered.length > 0) {
+    const n = f.tampered.length;
+    const list = f.tampered.slice(0, 3).join(", ") + (n > 3 ? ` and ${n - 3} more` : "");
+    return {
+      status: "failed",
+      failureStage: "agent",
+      failureKind: "tampered",
+      message: `the agent changed protected path${n > 1 ? "s" : ""} ${list} (restored before scoring)`,
+    };
+  }
   const a = f.agent;
   if (a?.timedOut) {
     const secs = f.agentTimeoutMs ? `${Math.round(f.agentTimeoutMs / 1000)} s` : "its time limit";
@@ -73,14 +87,6 @@ export function decideStatus(f: StageFacts): StatusDecision {
       failureStage: "scorer",
       failureKind: timedOut ? "scorer_timeout" : "scorer_error",
       message: `scorer ${first.name} could not run: ${first.result.reason}`,
-    };
-  }
-  if (f.tampered && f.tampered.length > 0) {
-    return {
-      status: "failed",
-      failureStage: "agent",
-      failureKind: "tampered",
-      message: `the agent changed protected file${f.tampered.length > 1 ? "s" : ""} ${f.tampered.slice(0, 3).join(", ")} (restored before scoring)`,
     };
   }
   if (g.passed) return { status: "passed" };

@@ -44,7 +44,10 @@ export interface DiffRecord {
   files: ChangedFile[];
   additions: number;
   deletions: number;
+  /** The size of the whole patch (diff.patch holds less when it is truncated). */
   bytes: number;
+  /** diff.patch was cut at limits.diff. */
+  truncated: boolean;
 }
 
 export interface AttemptResult {

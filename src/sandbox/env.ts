@@ -18,6 +18,57 @@ export interface EnvOptions {
 
 const DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
+/** Variables every process gets, whatever the eval file says. */
+export const BASE_VARIABLES = [
+  "PATH",
+  "LANG",
+  "TZ",
+  "HOME",
+  "TMPDIR",
+  "CI",
+  "NO_COLOR",
+  "GIT_TERMINAL_PROMPT",
+] as const;
+
+/**
+ * Variables that never reach an agent, setup or scorer, with the reason a user is told. Prefixes
+ * cover the runner's whole families: GITHUB_ (GITHUB_TOKEN, and GITHUB_ENV / GITHUB_OUTPUT /
+ * GITHUB_PATH, files through which a process could change later workflow steps), ACTIONS_ (the
+ * runtime, cache and OIDC request tokens), RUNNER_, INPUT_ (the action's inputs, github-token
+ * among them) and STATE_ (an action's saved state).
+ */
+const DENIED: { test: (upper: string) => boolean; why: string }[] = [
+  {
+    test: (n) => /^(GITHUB_|ACTIONS_|RUNNER_|INPUT_|STATE_)/.test(n),
+    why: "is a variable of the CI runner (its tokens, and files that steer later workflow steps)",
+  },
+  {
+    test: (n) => n === "GH_TOKEN" || n === "GH_ENTERPRISE_TOKEN",
+    why: "is a GitHub token of the runner",
+  },
+  {
+    test: (n) => n === "HOME" || n === "TMPDIR",
+    why: "is set by evalgate: every process gets a HOME and TMPDIR of its own inside its attempt folder",
+  },
+];
+
+/** Values evalgate sets for agents and scorers: a target's `env:` cannot replace them. */
+export const EVALGATE_VARIABLES = [
+  "EVALGATE_ATTEMPT",
+  "EVALGATE_RETRY",
+  "EVALGATE_TEST_ID",
+  "EVALGATE_WORKSPACE",
+] as const;
+
+/**
+ * Why `name` may never be passed to (or set for) an agent, setup or scorer; undefined when it may.
+ * Names are compared without regard to case, so a spelling variant cannot slip through.
+ */
+export function deniedVariable(name: string): string | undefined {
+  const upper = name.toUpperCase();
+  return DENIED.find((d) => d.test(upper))?.why;
+}
+
 export function buildEnv(opts: EnvOptions): Record<string, string> {
   const from = opts.from ?? process.env;
   const env: Record<string, string> = {
@@ -32,16 +83,16 @@ export function buildEnv(opts: EnvOptions): Record<string, string> {
     GIT_TERMINAL_PROMPT: "0",
   };
   for (const name of opts.passthrough) {
+    // The planner refuses these with a located error; reaching here is a bug, never a silent pass.
+    if (deniedVariable(name)) throw new Error(`internal: ${name} must never be passed through`);
     const v = from[name];
     if (v !== undefined) env[name] = v;
   }
-  return { ...env, ...opts.values };
-}
-
-/** Values of the passed-through variables: the secrets that must be redacted from the bundle. */
-export function passedSecrets(
-  passthrough: readonly string[],
-  from: NodeJS.ProcessEnv = process.env,
-): string[] {
-  return passthrough.map((n) => from[n]).filter((v): v is string => typeof v === "string" && v.length >= 4);
+  for (const [name, value] of Object.entries(opts.values ?? {})) {
+    if (deniedVariable(name)) {
+      throw new Error(`internal: ${name} must never be set for a process`);
+    }
+    env[name] = value;
+  }
+  return env;
 }

@@ -1,9 +1,11 @@
 /**
  * A log file with a size cap. It keeps the head and the tail of the output (the end of an agent's
- * output often holds its result), and marks where it cut.
+ * output often holds its result), and marks where it cut. Secrets are redacted before the cap is
+ * applied, so a cut can never leave part of a secret behind.
  */
 import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
 import path from "node:path";
+import type { Redactor, StreamRedactor } from "./redact.js";
 
 const TAIL_SHARE = 0.2;
 const MESSAGE_TAIL = 4096;
@@ -19,11 +21,14 @@ export class CappedLog {
   droppedBytes = 0;
   /** The last few KiB, for messages. */
   private recent = Buffer.alloc(0);
+  private readonly redaction: StreamRedactor | undefined;
 
   constructor(
     file: string | undefined,
     readonly capBytes: number,
+    redactor?: Redactor,
   ) {
+    if (redactor?.active) this.redaction = redactor.stream();
     if (file) {
       mkdirSync(path.dirname(file), { recursive: true });
       this.stream = createWriteStream(file);
@@ -33,6 +38,11 @@ export class CappedLog {
   }
 
   write(chunk: Buffer): void {
+    this.keep(this.redaction ? this.redaction.push(chunk) : chunk);
+  }
+
+  private keep(chunk: Buffer): void {
+    if (chunk.length === 0) return;
     this.recent = Buffer.concat([this.recent, chunk]);
     if (this.recent.length > MESSAGE_TAIL * 2)
       this.recent = this.recent.subarray(this.recent.length - MESSAGE_TAIL);
@@ -67,6 +77,7 @@ export class CappedLog {
   }
 
   async close(): Promise<void> {
+    if (this.redaction) this.keep(this.redaction.end());
     const stream = this.stream;
     if (!stream) return;
     if (this.droppedBytes > 0) {

@@ -6,6 +6,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { execa } from "execa";
 import type { Command } from "../config/types.js";
 import { CappedLog } from "./log.js";
+import type { Redactor } from "./redact.js";
 
 export interface ProcessSpec {
   command: Command;
@@ -22,6 +23,8 @@ export interface ProcessSpec {
   input?: string;
   /** Time between SIGTERM and SIGKILL once the timeout fires. */
   killGraceMs?: number;
+  /** Secrets to redact from the log (and from `tail`); `stdout` is kept as printed, for parsing. */
+  redactor?: Redactor;
 }
 
 export interface ProcessOutcome {
@@ -151,12 +154,30 @@ function argvOf(command: Command): [string, string[]] {
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+/**
+ * A runner whose every process log is redacted and capped as the run asks: setup, agents and
+ * scorers get it without each call site having to remember.
+ */
+export function runnerWith(
+  inner: ProcessRunner,
+  defaults: { redactor?: Redactor; logCapBytes?: number },
+): ProcessRunner {
+  return {
+    run: (spec) =>
+      inner.run({
+        ...spec,
+        redactor: spec.redactor ?? defaults.redactor,
+        logCapBytes: spec.logCapBytes ?? defaults.logCapBytes,
+      }),
+  };
+}
+
 /** The real runner: child processes in their own process group. */
 export class ChildProcessRunner implements ProcessRunner {
   async run(spec: ProcessSpec): Promise<ProcessOutcome> {
     installExitHook();
     const [file, args] = argvOf(spec.command);
-    const log = new CappedLog(spec.logFile, spec.logCapBytes ?? DEFAULT_LOG_CAP);
+    const log = new CappedLog(spec.logFile, spec.logCapBytes ?? DEFAULT_LOG_CAP, spec.redactor);
     const started = performance.now();
     let stdout = "";
     let stdoutBytes = 0;

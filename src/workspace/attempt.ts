@@ -5,8 +5,9 @@
 import { copyFile, mkdir } from "node:fs/promises";
 import path from "node:path";
 import { execa } from "execa";
+import { formatSize } from "../config/size.js";
 import type { PreparedBaseline } from "./baseline.js";
-import { git, gitBuffer } from "./git.js";
+import { git, gitCapped } from "./git.js";
 
 /** Copies the prepared tree (with its .git and the files setup left untracked) to `dest`. */
 export async function materializeAttempt(baseline: PreparedBaseline, dest: string): Promise<void> {
@@ -31,10 +32,31 @@ export interface ChangedFile {
 }
 
 export interface CapturedDiff {
+  /** The patch, cut at `limits.diff` (with a marker line) when it is larger. */
   patch: Buffer;
+  /** The size of the whole patch. */
+  patchBytes: number;
+  truncated: boolean;
   files: ChangedFile[];
   additions: number;
   deletions: number;
+}
+
+export const DEFAULT_MAX_PATCH_BYTES = 10 * 1024 * 1024;
+
+/**
+ * Cuts a patch that is over the limit at the last line end before it, and says so in a last line,
+ * so the stored patch is never mistaken for the whole change.
+ */
+function truncatePatch(head: Buffer, totalBytes: number, maxBytes: number): Buffer {
+  const lineEnd = head.lastIndexOf(0x0a, maxBytes - 1);
+  const kept = head.subarray(0, lineEnd + 1);
+  return Buffer.concat([
+    kept,
+    Buffer.from(
+      `# evalgate: diff truncated: ${kept.length} of ${totalBytes} bytes kept (limits.diff is ${formatSize(maxBytes)})\n`,
+    ),
+  ]);
 }
 
 const STATUS: Record<string, ChangeStatus> = {
@@ -55,6 +77,7 @@ export async function captureDiff(
   baseline: PreparedBaseline,
   workTree: string,
   indexFile: string,
+  maxPatchBytes = DEFAULT_MAX_PATCH_BYTES,
 ): Promise<CapturedDiff> {
   await copyFile(path.join(baseline.dir, ".git", "index"), indexFile);
   const env = {
@@ -65,16 +88,21 @@ export async function captureDiff(
   const opts = { cwd: workTree, env };
   await git(["add", "-A", "--", "."], opts);
   const range = ["--cached", "-M", baseline.sha];
-  const patch = await gitBuffer(
+  const { head, totalBytes } = await gitCapped(
     ["diff", ...range, "--binary", "--full-index", "--no-ext-diff", "--no-textconv", "--no-color"],
     opts,
+    maxPatchBytes,
   );
+  const truncated = totalBytes > maxPatchBytes;
+  const patch = truncated ? truncatePatch(head, totalBytes, maxPatchBytes) : head;
   const raw = await git(["diff", ...range, "--raw", "-z", "--no-abbrev"], opts);
   const numstat = await git(["diff", ...range, "--numstat", "-z"], opts);
   const files = parseRaw(raw);
   applyNumstat(files, numstat);
   return {
     patch,
+    patchBytes: totalBytes,
+    truncated,
     files,
     additions: files.reduce((a, f) => a + f.additions, 0),
     deletions: files.reduce((a, f) => a + f.deletions, 0),

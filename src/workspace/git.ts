@@ -3,6 +3,7 @@
  * identity and without the user's or system git configuration, so results do not depend on the
  * machine.
  */
+import { spawn } from "node:child_process";
 import { execa } from "execa";
 
 export class GitError extends Error {
@@ -114,6 +115,43 @@ async function gitRaw(args: readonly string[], opts: GitOptions): Promise<string
     throw new GitError(args, stderr || result.message || "", result.exitCode);
   }
   return result.stdout as string | Buffer;
+}
+
+/**
+ * Runs git and keeps at most `capBytes` of its output, reading the rest only to count it, so an
+ * agent that wrote gigabytes cannot make evalgate hold them in memory.
+ */
+export async function gitCapped(
+  args: readonly string[],
+  opts: GitOptions,
+  capBytes: number,
+): Promise<{ head: Buffer; totalBytes: number }> {
+  const child = spawn("git", [...SAFE_CONFIG, ...args], {
+    cwd: opts.cwd,
+    env: gitEnv(opts.env),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const kept: Buffer[] = [];
+  let keptBytes = 0;
+  let totalBytes = 0;
+  let stderr = "";
+  child.stderr.on("data", (c: Buffer) => {
+    if (stderr.length < 64 * 1024) stderr += c.toString("utf8");
+  });
+  child.stdout.on("data", (c: Buffer) => {
+    totalBytes += c.length;
+    if (keptBytes < capBytes) {
+      const take = c.subarray(0, capBytes - keptBytes);
+      kept.push(take);
+      keptBytes += take.length;
+    }
+  });
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once("error", reject);
+    child.once("close", (c) => resolve(c));
+  });
+  if (code !== 0) throw new GitError(args, stderr, code ?? undefined);
+  return { head: Buffer.concat(kept), totalBytes };
 }
 
 /** The top folder of the git repository holding `cwd`, or `cwd` itself outside a repository. */

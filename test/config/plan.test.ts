@@ -185,6 +185,106 @@ describe("loadPlan", () => {
     ]);
   });
 
+  it("names file, line, key and why for every denied variable, in targets, setup and scorers", async () => {
+    const problems = await problemsOf({
+      "x.eval.yaml": `name: shop
+targets:
+  - name: a
+    provider: noop
+    env_passthrough: [OK_KEY, actions_id_token_request_token, GITHUB_ENV, HOME, GH_TOKEN]
+    env: { RUNNER_TEMP: /x, EVALGATE_ATTEMPT: "9", PLAIN: yes }
+workspace:
+  seed: { path: project }
+  setup: { command: "true", env_passthrough: [INPUT_GITHUB_TOKEN, STATE_x] }
+tests:
+  - id: one
+    instruction: do it
+    scorers:
+      - { type: command, run: "true", env_passthrough: [TMPDIR, RUNNER_OS, SCORER_KEY] }
+`,
+    });
+    const got = problems.map((p) => `${p.file}:${p.line}: ${p.key}`);
+    expect(got).toEqual([
+      "x.eval.yaml:5: targets[0].env_passthrough[1]",
+      "x.eval.yaml:5: targets[0].env_passthrough[2]",
+      "x.eval.yaml:5: targets[0].env_passthrough[3]",
+      "x.eval.yaml:5: targets[0].env_passthrough[4]",
+      "x.eval.yaml:6: targets[0].env.RUNNER_TEMP",
+      "x.eval.yaml:6: targets[0].env.EVALGATE_ATTEMPT",
+      "x.eval.yaml:9: workspace.setup.env_passthrough[0]",
+      "x.eval.yaml:9: workspace.setup.env_passthrough[1]",
+      "x.eval.yaml:14: tests[0].scorers[0].env_passthrough[0]",
+      "x.eval.yaml:14: tests[0].scorers[0].env_passthrough[1]",
+    ]);
+    const byKey = Object.fromEntries(problems.map((p) => [p.key, p.message]));
+    expect(byKey["targets[0].env_passthrough[1]"]).toMatch(
+      /^actions_id_token_request_token is a variable of the CI runner .*never passed/,
+    );
+    expect(byKey["targets[0].env_passthrough[2]"]).toMatch(/files that steer later workflow steps/);
+    expect(byKey["targets[0].env_passthrough[3]"]).toMatch(/HOME is set by evalgate/);
+    expect(byKey["targets[0].env_passthrough[4]"]).toMatch(/GH_TOKEN is a GitHub token/);
+    expect(byKey["targets[0].env.EVALGATE_ATTEMPT"]).toMatch(
+      /set by evalgate for every attempt; env: cannot set it/,
+    );
+  });
+
+  it("resolves protected globs and hidden verifiers; a test's lists replace the file's", async () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      ...PROJECT,
+      "verifiers/cart.test.js": "",
+      "verifiers/suite/a.test.js": "",
+      "x.eval.yaml": `targets: [{ name: n, provider: noop }]
+workspace:
+  seed: { path: project }
+  protected: ["test/**"]
+  verifiers: [{ from: verifiers/cart.test.js, to: test/cart.test.js }]
+tests:
+  - { id: a, instruction: x, scorers: [{ type: command, run: "true" }] }
+  - id: b
+    instruction: x
+    workspace: { protected: [], verifiers: [{ from: verifiers/suite, to: ./checks/ }] }
+    scorers: [{ type: command, run: "true" }]
+`,
+    });
+    const plan = await loadPlan({ cwd: dir, paths: ["."] });
+    const [a, b] = plan.cases.map((c) => c.test.workspace);
+    expect(a!.protected).toEqual(["test/**"]);
+    expect(a!.verifiers).toEqual([
+      { from: path.join(dir, "verifiers/cart.test.js"), to: "test/cart.test.js" },
+    ]);
+    expect(b!.protected).toEqual([]);
+    expect(b!.verifiers).toEqual([{ from: path.join(dir, "verifiers/suite"), to: "checks" }]);
+    expect(b!.seed).toEqual(a!.seed);
+  });
+
+  it("rejects bad protected globs and verifiers that are missing, escape, or sit in the seed", async () => {
+    const problems = await problemsOf({
+      "project/test/hidden.test.js": "",
+      "x.eval.yaml": `targets: [{ name: n, provider: noop }]
+workspace:
+  seed: { path: project }
+  protected: ["test/**", "../outside/**", "/abs", "src/[a"]
+  verifiers:
+    - { from: verifiers/missing.js, to: test/a.js }
+    - { from: project/test/hidden.test.js, to: test/h.js }
+    - { from: x.eval.yaml, to: ../escape.js }
+    - { from: x.eval.yaml, to: .git/hooks/pre-commit }
+tests:
+  - { id: a, instruction: x, scorers: [{ type: command, run: "true" }] }
+`,
+    });
+    expect(problems.map((p) => `${p.line}: ${p.key}: ${p.message}`)).toEqual([
+      '4: workspace.protected[1]: protected path "../outside/**" leaves the workspace',
+      '4: workspace.protected[2]: protected path "/abs" must be relative to the workspace',
+      expect.stringMatching(/^4: workspace\.protected\[3\]: bad glob "src\/\[a"/),
+      "6: workspace.verifiers[0].from: verifier verifiers/missing.js does not exist",
+      "7: workspace.verifiers[1].from: verifier project/test/hidden.test.js is inside the seed folder project, so the agent would see it",
+      '8: workspace.verifiers[2].to: verifier destination "../escape.js" leaves the workspace',
+      '9: workspace.verifiers[3].to: verifier destination ".git/hooks/pre-commit" is inside .git, which evalgate manages',
+    ]);
+  });
+
   it("rejects an agent command that does not exist, and unknown placeholders", async () => {
     const problems = await problemsOf({
       "x.eval.yaml": GOOD.replace(

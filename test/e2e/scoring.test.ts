@@ -3,28 +3,11 @@
  * read by evalgate and never seen by the agent; its tokens and cost in grading.json), and a scorer
  * with a timeout of its own.
  */
-import { spawn } from "node:child_process";
 import { chmodSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { CLI, type CliResult, readJson, readJsonl, tempDir, writeFiles } from "../helpers.js";
+import { readJson, readJsonl, runCliAsync, tempDir, writeFiles } from "../helpers.js";
 import { startOpenAIServer } from "../scorers/openai-server.js";
-
-/** The CLI, asynchronously: the test's own HTTP server must keep answering while it runs. */
-function runCliAsync(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<CliResult> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd, env: { ...process.env, CI: "1", ...env } });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (c) => {
-      stdout += c;
-    });
-    child.stderr.on("data", (c) => {
-      stderr += c;
-    });
-    child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
 
 interface Row {
   test_id: string;

@@ -63,7 +63,12 @@ export async function scorerContext(input: ContextInput): Promise<ScorerContext>
     instruction: input.instruction ?? "Fix the bug.",
     threshold: 1,
     tags: [],
-    workspace: { seed: { kind: "empty" }, setup: { envPassthrough: [], evalDir } },
+    workspace: {
+      seed: { kind: "empty" },
+      setup: { envPassthrough: [], evalDir },
+      protected: [],
+      verifiers: [],
+    },
     scorers: [spec],
   };
   const home = path.join(root, "home");

@@ -22,6 +22,8 @@ function spec(seed: WorkspaceSpec["seed"], command?: string): WorkspaceSpec {
   return {
     seed,
     setup: { envPassthrough: [], evalDir: "/tmp", ...(command ? { command: { shell: command } } : {}) },
+    protected: [],
+    verifiers: [],
   };
 }
 

@@ -1,0 +1,138 @@
+/**
+ * `sandbox: bwrap`: the agent runs under bubblewrap in new namespaces. It sees the system folders
+ * and the folders on its PATH read-only, its own program's folder read-only, its attempt folder
+ * (workspace, HOME, TMPDIR, prompt) writable, a private /tmp, and nothing else of the machine: not
+ * the repository (hidden verifiers stay hidden), not the runner's home, not other attempts. The
+ * network is a new, empty namespace unless the target sets `network: true`.
+ */
+import { existsSync, lstatSync, readlinkSync, realpathSync } from "node:fs";
+import path from "node:path";
+import { execa } from "execa";
+import { findProgram, programOf } from "../config/commands.js";
+import type { Command, SandboxSpec } from "../config/types.js";
+import type { ProcessRunner, ProcessSpec } from "./process.js";
+
+/** Read-only system folders, mounted when they exist (symlinks such as /bin → usr/bin are mirrored). */
+const SYSTEM = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"];
+
+function isUnder(child: string, parents: readonly string[]): boolean {
+  return parents.some((p) => child === p || child.startsWith(`${p}/`));
+}
+
+/**
+ * The folder whose packages a PATH folder's programs link into: `node_modules` for
+ * `node_modules/.bin`, the tool's folder for a GitHub tool-cache `bin` (setup-node's global
+ * packages). Other `bin` folders are not widened: their parent may be the repository itself.
+ */
+export function packageRoot(dir: string): string | undefined {
+  if (path.basename(dir) === ".bin" && path.basename(path.dirname(dir)) === "node_modules") {
+    return path.dirname(dir);
+  }
+  if (/\/hostedtoolcache\/[^/]+\/[^/]+\/[^/]+\/bin$/.test(dir)) return path.dirname(dir);
+  return undefined;
+}
+
+/** The bubblewrap arguments (before `--`) for one agent process. */
+export function bwrapArgs(spec: ProcessSpec, sandbox: SandboxSpec, writable: readonly string[]): string[] {
+  const args = ["--die-with-parent", "--unshare-all", "--hostname", "evalgate"];
+  if (sandbox.network) args.push("--share-net");
+  const mounted: string[] = [];
+  for (const dir of SYSTEM) {
+    let s: ReturnType<typeof lstatSync>;
+    try {
+      s = lstatSync(dir);
+    } catch {
+      continue;
+    }
+    if (s.isSymbolicLink()) args.push("--symlink", readlinkSync(dir), dir);
+    else if (s.isDirectory()) {
+      args.push("--ro-bind", dir, dir);
+      mounted.push(dir);
+    }
+  }
+  args.push("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp");
+  const readOnly = (dir: string) => {
+    if (!path.isAbsolute(dir) || !existsSync(dir)) return;
+    const real = realpathSync(dir);
+    if (isUnder(real, mounted) || isUnder(dir, mounted)) return;
+    args.push("--ro-bind", real, dir);
+    mounted.push(dir);
+  };
+  // DNS: /etc/resolv.conf often points into /run (systemd-resolved).
+  if (sandbox.network && existsSync("/etc/resolv.conf"))
+    readOnly(path.dirname(realpathSync("/etc/resolv.conf")));
+  for (const dir of (spec.env.PATH ?? "").split(path.delimiter)) {
+    readOnly(dir);
+    // The programs in these folders are symlinks into the packages beside them.
+    const root = packageRoot(dir);
+    if (root) readOnly(root);
+  }
+  const program = programOf(spec.command);
+  if (program && path.isAbsolute(program)) readOnly(path.dirname(program));
+  for (const dir of sandbox.readOnly) readOnly(dir);
+  for (const dir of writable) args.push("--bind", dir, dir);
+  args.push("--remount-ro", "/", "--chdir", spec.cwd);
+  return args;
+}
+
+function wrapped(bwrap: string, before: string[], command: Command): Command {
+  const inner = "argv" in command ? command.argv : ["/bin/sh", "-c", command.shell];
+  return { argv: [bwrap, ...before, "--", ...inner] };
+}
+
+/** A runner that starts every process under bubblewrap. */
+export function sandboxedRunner(
+  inner: ProcessRunner,
+  bwrap: string,
+  sandbox: SandboxSpec,
+  writable: readonly string[],
+): ProcessRunner {
+  return {
+    run: (spec) =>
+      inner.run({ ...spec, command: wrapped(bwrap, bwrapArgs(spec, sandbox, writable), spec.command) }),
+  };
+}
+
+/** The bubblewrap program: $EVALGATE_BWRAP, else `bwrap` on PATH. */
+export function bwrapProgram(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (env.EVALGATE_BWRAP) return existsSync(env.EVALGATE_BWRAP) ? env.EVALGATE_BWRAP : undefined;
+  return findProgram("bwrap", env.PATH ?? "");
+}
+
+const NAMESPACE_HINT =
+  "On Ubuntu 23.10 and later (GitHub's ubuntu-24.04 runners) AppArmor restricts unprivileged user namespaces: " +
+  "run `sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0` in a step before evalgate. " +
+  "In a container, the container must be allowed to create namespaces (for example docker run --privileged). " +
+  "Or remove sandbox: bwrap from the target";
+
+/**
+ * Whether bubblewrap is installed and can create the namespaces the sandbox needs on this machine.
+ * Returns the program's path, or a message that says which of the two is wrong and what to do.
+ */
+export async function checkBwrap(
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ ok: true; program: string } | { ok: false; message: string }> {
+  const program = bwrapProgram(env);
+  if (!program) {
+    return {
+      ok: false,
+      message: env.EVALGATE_BWRAP
+        ? `EVALGATE_BWRAP names ${env.EVALGATE_BWRAP}, which does not exist`
+        : "bubblewrap (bwrap) is not installed on this runner: install it (Debian/Ubuntu: apt-get install bubblewrap), or remove sandbox: bwrap from the target",
+    };
+  }
+  const r = await execa(program, ["--die-with-parent", "--unshare-all", "--ro-bind", "/", "/", "true"], {
+    reject: false,
+    timeout: 20_000,
+    env: { PATH: env.PATH ?? "/usr/bin:/bin" },
+    extendEnv: false,
+  });
+  if (r.exitCode === 0) return { ok: true, program };
+  const why = String(r.stderr || r.stdout || r.message)
+    .trim()
+    .split("\n")[0];
+  return {
+    ok: false,
+    message: `bubblewrap cannot create namespaces on this runner (${program}: ${why}). ${NAMESPACE_HINT}`,
+  };
+}

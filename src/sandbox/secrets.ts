@@ -1,0 +1,52 @@
+/**
+ * The secrets of a run: every variable whose value the run hands to a process or reads for a
+ * scorer. Their values are redacted from the bundle and the console (sandbox/redact.ts).
+ * This is the one place that knows where secrets come from: a new source (a seed's token) is one
+ * more line in `secretVariables`.
+ */
+import type { Plan } from "../config/types.js";
+import { MIN_SECRET_LENGTH, Redactor } from "./redact.js";
+
+/** Passing these through adds nothing the base does not already give: they are not secrets. */
+const NOT_SECRET = new Set(["PATH", "LANG", "TZ"]);
+
+/** Variable name → where the plan uses it (for messages). */
+export function secretVariables(plan: Plan): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  const add = (name: string | undefined, where: string) => {
+    if (!name || NOT_SECRET.has(name)) return;
+    const list = out.get(name) ?? [];
+    if (!list.includes(where)) list.push(where);
+    out.set(name, list);
+  };
+  for (const c of plan.cases) {
+    for (const n of c.target.envPassthrough) add(n, `target ${c.target.name} env_passthrough`);
+    for (const n of c.test.workspace.setup.envPassthrough) add(n, "setup env_passthrough");
+    for (const s of c.test.scorers) {
+      const o = s.options;
+      if ("env_passthrough" in o)
+        for (const n of o.env_passthrough ?? []) add(n, `scorer ${s.name} env_passthrough`);
+      if (o.type === "llm-judge") add(o.api_key_env, `scorer ${s.name} api_key_env`);
+    }
+  }
+  return out;
+}
+
+export interface RunSecrets {
+  redactor: Redactor;
+  /** Variables that are set but too short to redact (the user is told). */
+  tooShort: string[];
+}
+
+/** The values of the plan's secret variables in `env`, as a Redactor. */
+export function runSecrets(plan: Plan, env: NodeJS.ProcessEnv = process.env): RunSecrets {
+  const values: string[] = [];
+  const tooShort: string[] = [];
+  for (const name of secretVariables(plan).keys()) {
+    const v = env[name];
+    if (v === undefined || v === "") continue;
+    if (v.length < MIN_SECRET_LENGTH) tooShort.push(name);
+    else values.push(v);
+  }
+  return { redactor: new Redactor(values), tooShort };
+}

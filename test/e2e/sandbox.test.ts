@@ -1,0 +1,209 @@
+/**
+ * sandbox: bwrap, for real: the agent writes its workspace and HOME, and nothing else of the
+ * machine; it cannot read the repository (so hidden verifiers stay hidden) or another attempt's
+ * folder; it cannot reach a server on 127.0.0.1 unless its target sets network: true. When
+ * bubblewrap is missing or cannot create namespaces, the run stops before anything runs, saying so.
+ */
+
+import { chmodSync, existsSync, readFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { checkBwrap } from "../../src/sandbox/bwrap.js";
+import { readJsonl, runCli, runCliAsync, tempDir, writeFiles } from "../helpers.js";
+
+const check = await checkBwrap();
+if (!check.ok) {
+  console.warn(`SKIPPED the bubblewrap sandbox tests: ${check.message} (.ci/run installs bubblewrap)`);
+}
+
+const PROBE = `#!/usr/bin/env node
+import fs from "node:fs";
+import net from "node:net";
+const env = process.env;
+const attempt = (label, f) => {
+  try {
+    const r = f();
+    console.log(label + ": ok" + (r === undefined ? "" : " " + r));
+  } catch (e) {
+    console.log(label + ": " + e.code);
+  }
+};
+attempt("workspace", () => fs.writeFileSync("done-" + env.EVALGATE_ATTEMPT + ".txt", "x\\n"));
+attempt("home", () => fs.writeFileSync(env.HOME + "/h.txt", "x"));
+attempt("own program", () => fs.appendFileSync(process.argv[1], "// changed\\n"));
+attempt("system", () => fs.writeFileSync("/usr/evalgate-leak.txt", "x"));
+attempt("outside", () => fs.writeFileSync(env.OUTSIDE + "/leak-" + env.EVALGATE_ATTEMPT + ".txt", "x"));
+attempt("repository", () => fs.readFileSync(env.REPO + "/verifiers/secret.test.js", "utf8"));
+attempt("runner home", () => fs.readFileSync(env.REAL_HOME + "/.npmrc", "utf8"));
+attempt("other attempts", () => fs.readdirSync("../..").join(","));
+const s = net.connect(Number(env.PORT), "127.0.0.1");
+s.setTimeout(5000, () => { console.log("network: timeout"); s.destroy(); });
+s.on("connect", () => { s.end("GET /from-agent HTTP/1.0\\r\\n\\r\\n"); console.log("network: connected"); });
+s.on("error", (e) => console.log("network: " + e.code));
+`;
+
+describe.skipIf(!check.ok)("sandbox: bwrap", async () => {
+  const hits: string[] = [];
+  const server = createServer((req, res) => {
+    hits.push(req.url ?? "");
+    res.end("ok");
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+  const port = (server.address() as AddressInfo).port;
+
+  const dir = tempDir();
+  const outside = tempDir();
+  // A runner's home holds credentials; the agent has a HOME of its own and cannot read this one.
+  const realHome = tempDir();
+  writeFiles(realHome, { ".npmrc": "//registry.npmjs.org/:_authToken=npm_secret\n" });
+  writeFiles(dir, {
+    "project/a.txt": "a\n",
+    "agents/probe.mjs": PROBE,
+    "verifiers/secret.test.js": "hidden\n",
+    "s.eval.yaml": `name: boxed
+targets:
+  - name: offline
+    provider: command
+    command: ["./agents/probe.mjs"]
+    sandbox: bwrap
+    env_passthrough: [OUTSIDE, REPO, PORT, REAL_HOME]
+  - name: online
+    provider: command
+    command: ["./agents/probe.mjs"]
+    sandbox: { type: bwrap, network: true }
+    env_passthrough: [OUTSIDE, REPO, PORT, REAL_HOME]
+repeat: 2
+concurrency: 2
+workspace:
+  seed: { path: project }
+  verifiers: [{ from: verifiers/secret.test.js, to: checks/secret.test.js }]
+tests:
+  - { id: t, instruction: x, scorers: [{ type: file, path: checks/secret.test.js, contains: hidden }] }
+`,
+  });
+  chmodSync(path.join(dir, "agents/probe.mjs"), 0o755);
+  const out = path.join(dir, "bundle");
+  const result = await runCliAsync(["run", ".", "--out", out], dir, {
+    OUTSIDE: outside,
+    REPO: dir,
+    PORT: String(port),
+    REAL_HOME: realHome,
+  });
+  if (result.code > 1) console.error(result.stderr);
+  const rows = readJsonl<{ target: string; runs: { dir: string; status: string }[] }>(
+    path.join(out, "index.jsonl"),
+  );
+  const logOf = (target: string, n: number) => {
+    const text = readFileSync(
+      path.join(out, rows.find((r) => r.target === target)!.runs[n]!.dir, "agent.log"),
+      "utf8",
+    );
+    return Object.fromEntries(
+      text
+        .trim()
+        .split("\n")
+        .map((l) => [l.slice(0, l.indexOf(":")), l.slice(l.indexOf(":") + 2)]),
+    );
+  };
+
+  it("lets the agent write its workspace and HOME only", () => {
+    expect(result.stderr).toBe("");
+    for (const target of ["offline", "online"]) {
+      for (const n of [0, 1]) {
+        const log = logOf(target, n);
+        expect(log.workspace).toBe("ok");
+        expect(log.home).toBe("ok");
+        expect(log["own program"]).toBe("EROFS");
+        expect(log.system).toBe("EROFS");
+        expect(log["runner home"]).toBe("ENOENT");
+      }
+    }
+    // Whatever the agent wrote elsewhere stayed inside the sandbox.
+    expect(existsSync(path.join(outside, "leak-1.txt"))).toBe(false);
+    expect(existsSync(path.join(outside, "leak-2.txt"))).toBe(false);
+    expect(existsSync("/usr/evalgate-leak.txt")).toBe(false);
+    expect(readFileSync(path.join(dir, "agents/probe.mjs"), "utf8")).toBe(PROBE);
+    expect(rows.flatMap((r) => r.runs.map((x) => x.status))).toEqual([
+      "passed",
+      "passed",
+      "passed",
+      "passed",
+    ]);
+  });
+
+  it("hides the repository (and its verifiers) and the other attempts", () => {
+    for (const n of [0, 1]) {
+      const log = logOf("offline", n);
+      expect(log.repository).toBe("ENOENT");
+      // The attempt's own folder is all there is of the attempts.
+      expect(log["other attempts"]).toBe(`ok run-${n + 1}`);
+    }
+  });
+
+  it("cuts the network off unless the target sets network: true", () => {
+    expect(logOf("offline", 0).network).toMatch(/^(ECONNREFUSED|ENETUNREACH)$/);
+    expect(logOf("online", 0).network).toBe("connected");
+    expect(hits.filter((h) => h === "/from-agent").length).toBe(2);
+  });
+});
+
+describe("sandbox: bwrap without a usable bubblewrap", () => {
+  const dir = tempDir();
+  writeFiles(dir, {
+    "project/a": "",
+    "agent.sh": "#!/bin/sh\ntouch ran\n",
+    "s.eval.yaml": `targets: [{ name: boxed, provider: command, command: ["./agent.sh"], sandbox: bwrap }]
+workspace: { seed: { path: project } }
+tests:
+  - { id: t, instruction: x, scorers: [{ type: file, path: ran }] }
+`,
+    // What bubblewrap prints where the kernel refuses unprivileged user namespaces.
+    "fake-bwrap": `#!/bin/sh
+echo "bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces." >&2
+exit 1
+`,
+  });
+  chmodSync(path.join(dir, "agent.sh"), 0o755);
+  chmodSync(path.join(dir, "fake-bwrap"), 0o755);
+
+  it("stops before anything runs when bubblewrap is not installed", () => {
+    const r = runCli(["run", ".", "--out", "b1"], dir, { PATH: "/nonexistent", EVALGATE_BWRAP: "" });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      "evalgate: target boxed uses sandbox: bwrap, but bubblewrap (bwrap) is not installed on this runner: install it (Debian/Ubuntu: apt-get install bubblewrap)",
+    );
+    expect(existsSync(path.join(dir, "b1"))).toBe(false);
+  });
+
+  it("stops before anything runs when bubblewrap cannot create namespaces, saying why", () => {
+    const r = runCli(["run", ".", "--out", "b2"], dir, { EVALGATE_BWRAP: path.join(dir, "fake-bwrap") });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      "target boxed uses sandbox: bwrap, but bubblewrap cannot create namespaces on this runner",
+    );
+    expect(r.stderr).toContain("No permissions to creating new namespace");
+    expect(r.stderr).toContain("kernel.apparmor_restrict_unprivileged_userns=0");
+    expect(existsSync(path.join(dir, "b2"))).toBe(false);
+  });
+
+  it("refuses sandbox on a target that runs no agent program, and a read_only folder that is missing", () => {
+    const bad = tempDir();
+    writeFiles(bad, {
+      "project/a": "",
+      "s.eval.yaml": `targets:
+  - { name: ref, provider: noop, sandbox: bwrap }
+  - { name: c, provider: command, command: ["true"], sandbox: { type: bwrap, read_only: [tools] } }
+workspace: { seed: { path: project } }
+tests:
+  - { id: t, instruction: x, scorers: [{ type: command, run: "true" }] }
+`,
+    });
+    const r = runCli(["validate", "."], bad);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('s.eval.yaml:2: targets[0].sandbox: provider "noop" runs no agent program');
+    expect(r.stderr).toContain("s.eval.yaml:3: targets[1].sandbox.read_only[0]: folder tools does not exist");
+  });
+});

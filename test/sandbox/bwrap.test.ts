@@ -1,0 +1,59 @@
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { bwrapArgs, packageRoot } from "../../src/sandbox/bwrap.js";
+import { tempDir } from "../helpers.js";
+
+/** The pairs of `flag a b` in an argument list. */
+function binds(args: string[], flag: string): string[] {
+  return args.flatMap((a, i) => (a === flag ? [args[i + 1]!] : []));
+}
+
+describe("bwrapArgs", () => {
+  const root = tempDir();
+  const nm = path.join(root, "app", "node_modules");
+  mkdirSync(path.join(nm, ".bin"), { recursive: true });
+  const agents = path.join(root, "evals", "agents");
+  const tools = path.join(root, "tools");
+  const attempt = path.join(root, "work", "attempts", "0-t", "run-1");
+  for (const d of [agents, tools, attempt]) mkdirSync(d, { recursive: true });
+  const spec = {
+    command: { argv: [path.join(agents, "run.sh"), "x"] },
+    cwd: path.join(attempt, "ws"),
+    env: { PATH: `${path.join(nm, ".bin")}:/usr/bin:relative/bin:/no/such/dir` },
+    timeoutMs: 1000,
+  };
+
+  it("mounts the system, PATH, the program's folder and read_only read-only; the attempt writable", () => {
+    const args = bwrapArgs(spec, { kind: "bwrap", network: false, readOnly: [tools] }, [attempt]);
+    const ro = binds(args, "--ro-bind");
+    expect(ro).toContain("/usr");
+    expect(ro).toContain(path.join(nm, ".bin"));
+    expect(ro).toContain(nm);
+    expect(ro).toContain(agents);
+    expect(ro).toContain(tools);
+    expect(ro).not.toContain(path.join(root, "evals"));
+    expect(ro.some((d) => d.includes("relative") || d.includes("/no/such"))).toBe(false);
+    expect(binds(args, "--bind")).toEqual([attempt]);
+    expect(args).toContain("--unshare-all");
+    expect(args).not.toContain("--share-net");
+    expect(args.slice(-4)).toEqual(["--remount-ro", "/", "--chdir", spec.cwd]);
+  });
+
+  it("shares the network only with network: true", () => {
+    expect(bwrapArgs(spec, { kind: "bwrap", network: true, readOnly: [] }, [attempt])).toContain(
+      "--share-net",
+    );
+  });
+});
+
+describe("packageRoot", () => {
+  it.each<[string, string | undefined]>([
+    ["/repo/node_modules/.bin", "/repo/node_modules"],
+    ["/opt/hostedtoolcache/node/20.11.1/x64/bin", "/opt/hostedtoolcache/node/20.11.1/x64"],
+    ["/home/runner/work/repo/repo/bin", undefined],
+    ["/usr/local/bin", undefined],
+  ])("%s → %s", (dir, root) => {
+    expect(packageRoot(dir)).toBe(root);
+  });
+});

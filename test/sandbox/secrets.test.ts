@@ -1,0 +1,46 @@
+import { describe, expect, it } from "vitest";
+import { loadPlan } from "../../src/config/plan.js";
+import { runSecrets, secretVariables } from "../../src/sandbox/secrets.js";
+import { tempDir, writeFiles } from "../helpers.js";
+
+describe("the secrets of a plan", () => {
+  it("collects every passthrough and judge key of the selected cases, with where each is used", async () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      "p/a": "",
+      "x.eval.yaml": `targets:
+  - { name: a, provider: noop, env_passthrough: [AGENT_KEY, PATH] }
+  - { name: b, provider: noop, env_passthrough: [OTHER_KEY] }
+workspace:
+  seed: { path: p }
+  setup: { command: "true", env_passthrough: [SETUP_KEY] }
+tests:
+  - id: t
+    instruction: x
+    targets: [a]
+    scorers:
+      - { name: s, type: command, run: "true", env_passthrough: [SCORER_KEY], weight: 0.5 }
+      - { name: j, type: llm-judge, model: m, rubric: r, api_key_env: JUDGE_KEY, weight: 0.5 }
+`,
+    });
+    const plan = await loadPlan({ cwd: dir, paths: ["."] });
+    const vars = secretVariables(plan);
+    expect(Object.fromEntries(vars)).toEqual({
+      AGENT_KEY: ["target a env_passthrough"],
+      SETUP_KEY: ["setup env_passthrough"],
+      SCORER_KEY: ["scorer s env_passthrough"],
+      JUDGE_KEY: ["scorer j api_key_env"],
+    });
+    const { redactor, tooShort } = runSecrets(plan, {
+      AGENT_KEY: "agent-value",
+      SETUP_KEY: "ab",
+      JUDGE_KEY: "judge-value",
+      OTHER_KEY: "other-value",
+      PATH: "/usr/bin",
+    });
+    expect(tooShort).toEqual(["SETUP_KEY"]);
+    expect(redactor.text("agent-value judge-value other-value /usr/bin")).toBe(
+      "*** *** other-value /usr/bin",
+    );
+  });
+});
