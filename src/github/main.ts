@@ -106,12 +106,15 @@ async function upload(
     deps.logger.warn(`the bundle was not uploaded: ${problem}. It stays at ${produced.dir}`);
     return undefined;
   }
+  deps.logger.group(`evalgate: uploading the bundle as artifact ${name}`);
   try {
     const a = await deps.artifacts.upload(name, produced.dir, inputs.retentionDays);
+    deps.logger.groupEnd();
     deps.logger.info(`bundle uploaded as artifact ${name} (id ${a.id}, ${a.size} bytes)`);
     const url = artifactUrl(ctx, a.id);
     return { id: a.id, name, ...(url ? { url } : {}) };
   } catch (error) {
+    deps.logger.groupEnd();
     deps.logger.warn(
       `the bundle could not be uploaded as artifact ${name}: ${(error as Error).message.split("\n")[0]}. It stays at ${produced.dir}; the verdict is unchanged`,
     );

@@ -122,15 +122,24 @@ async function runMode(
   const base = options.shard
     ? { note: "shards are compared when merged" }
     : await resolveBaseline(inputs, ctx, deps);
-  const result = await runEvals(
-    {
-      ...options,
-      projectRoot: await repositoryRoot(options.cwd),
-      ...(ctx.sha ? { gitSha: ctx.sha } : {}),
-      ...(base.bundle ? { baseline: base.bundle.dir } : {}),
-    },
-    { runner: new ChildProcessRunner(), progress: new LineProgress(process.stdout), logger: deps.logger },
+  // One collapsible group in the job log for the attempts; the verdict is printed after it.
+  deps.logger.group?.(
+    `evalgate: running ${options.paths.join(", ")}${options.shard ? ` (shard ${options.shard.index}/${options.shard.total})` : ""}`,
   );
+  let result: Awaited<ReturnType<typeof runEvals>>;
+  try {
+    result = await runEvals(
+      {
+        ...options,
+        projectRoot: await repositoryRoot(options.cwd),
+        ...(ctx.sha ? { gitSha: ctx.sha } : {}),
+        ...(base.bundle ? { baseline: base.bundle.dir } : {}),
+      },
+      { runner: new ChildProcessRunner(), progress: new LineProgress(process.stdout), logger: deps.logger },
+    );
+  } finally {
+    deps.logger.groupEnd?.();
+  }
   return {
     dir: result.bundleDir,
     summary: result.summary,

@@ -88,6 +88,9 @@ describe.each([
     });
     expect(first.code).toBe(1);
     expect(first.stdout).toMatch(/::error::evalgate: gate failed/);
+    // The attempts and the upload are collapsible groups in the job log; the verdict is outside.
+    expect(first.stdout).toMatch(/::group::evalgate: running \.\n[\s\S]*demo\/farewell[\s\S]*::endgroup::/);
+    expect(first.stdout).toMatch(/::group::evalgate: uploading the bundle as artifact evalgate\n/);
     expect(first.outputs).toMatchObject({ verdict: "fail", passed: "1", failed: "1", regressions: "1" });
     // The PR head, not the merge commit GITHUB_SHA points at.
     const summary = readJson<{ git: { sha: string }; comparison: { baseline_git_sha: string } }>(
