@@ -79,7 +79,7 @@ async function resolveBaseline(
   deps: ProduceDeps,
 ): Promise<{ bundle?: Bundle; note?: string }> {
   const b = inputs.baseline;
-  if (b.kind === "off") return { note: "baseline: off" };
+  if (b.kind === "off") return { note: "the comparison is switched off (baseline: off)" };
   if (b.kind === "path") return { bundle: await readBundleFrom(b.path, "input baseline") };
   if (!deps.client) return { note: "no github-token to look up the base branch's runs" };
   const dest = await scratch(deps.env, "evalgate-baseline-");
@@ -132,7 +132,8 @@ async function runMode(
       {
         ...options,
         projectRoot: await repositoryRoot(options.cwd),
-        ...(ctx.sha ? { gitSha: ctx.sha } : {}),
+        // Under pull_request_target the checkout, not the event, says what is evaluated.
+        ...(ctx.sha && ctx.eventName !== "pull_request_target" ? { gitSha: ctx.sha } : {}),
         ...(base.bundle ? { baseline: base.bundle.dir } : {}),
       },
       { runner: new ChildProcessRunner(), progress: new LineProgress(process.stdout), logger: deps.logger },

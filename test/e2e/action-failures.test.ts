@@ -219,6 +219,10 @@ describe("the action when GitHub does not cooperate", () => {
     repo.checkout(repo.main);
     const base = await target({});
     expect(base.code).toBe(0);
+    // What was evaluated is the checkout (the base commit), not the PR head the event names.
+    const sha = JSON.parse(readFileSync(path.join(base.outputs["bundle-path"]!, "summary.json"), "utf8")).git
+      .sha;
+    expect(sha).toBe(repo.main);
   });
 
   it("comment: changes stays quiet while nothing changed, posts on a regression, then keeps it current", async () => {
