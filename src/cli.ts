@@ -19,8 +19,10 @@ import { renderComparisonMarkdown } from "./report/compare.js";
 import { LineProgress, LiveProgress, type Progress, SilentProgress } from "./report/console.js";
 import { renderHtml } from "./report/html.js";
 import { renderJUnit } from "./report/junit.js";
+import { renderSolvabilityText, solvabilityJson } from "./report/solvability.js";
 import { renderCaseTable, renderRunFooter } from "./report/table.js";
 import { ChildProcessRunner } from "./sandbox/process.js";
+import { checkSolvability } from "./solvable.js";
 import { VERSION } from "./version.js";
 import { repositoryRoot } from "./workspace/git.js";
 
@@ -159,10 +161,57 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
 
   program
     .command("validate")
-    .description("check eval files without running anything; reports every problem of every file")
+    .description(
+      "check eval files without running anything (every problem of every file); with --solvable, prove every test can be solved",
+    )
     .argument("[paths...]", "eval files, folders or globs")
-    .action(async (paths: string[]) => {
-      const plan = await loadPlan({ cwd, projectRoot: await repositoryRoot(cwd), paths });
+    .option("--solvable", "run each test's reference patch (must pass) and no change (must fail)")
+    .option("--attempts <n>", "with --solvable: attempts of each (default 1)", flag(parsePositiveInt, "--attempts"))
+    .option(
+      "--test <glob>",
+      "with --solvable: only tests whose id (or suite/id) matches (repeatable)",
+      collect,
+    )
+    .option("--tag <tag>", "with --solvable: only tests with this tag (repeatable)", collect)
+    .option("--concurrency <n>", "with --solvable: attempts at once", flag(parsePositiveInt, "--concurrency"))
+    .option("--out <dir>", "with --solvable: keep the bundle of the check here (default: not kept)")
+    .option("--json", "with --solvable: print the report as JSON")
+    .action(async (paths: string[], o: Record<string, unknown>) => {
+      const projectRoot = await repositoryRoot(cwd);
+      if (o.solvable) {
+        const json = Boolean(o.json);
+        const attempts = (o.attempts as number | undefined) ?? 1;
+        const report = await checkSolvability(
+          {
+            cwd,
+            projectRoot,
+            paths,
+            attempts,
+            tests: o.test as string[] | undefined,
+            tags: o.tag as string[] | undefined,
+            concurrency: o.concurrency as number | undefined,
+            ...(o.out ? { out: o.out as string } : {}),
+          },
+          {
+            runner: new ChildProcessRunner(),
+            progress: json ? new SilentProgress() : new LineProgress(stderr),
+            logger: new StreamLogger(stderr, stderr),
+          },
+        );
+        stdout.write(
+          json
+            ? `${JSON.stringify(solvabilityJson(report.tests, attempts, report.bundleDir), null, 2)}\n`
+            : `${renderSolvabilityText(report.tests, attempts)}${report.bundleDir ? `bundle: ${report.bundleDir}\n` : ""}`,
+        );
+        throw new Exit(report.tests.every((t) => t.problems.length === 0) ? EXIT.pass : EXIT.fail);
+      }
+      const onlySolvable = ["attempts", "test", "tag", "concurrency", "out", "json"].filter(
+        (k) => o[k] !== undefined,
+      );
+      if (onlySolvable.length > 0) {
+        throw new UsageError(`--${onlySolvable[0]} only applies with --solvable`);
+      }
+      const plan = await loadPlan({ cwd, projectRoot, paths });
       for (const note of plan.notes) logger.info(`note: ${note}`);
       const tests = new Set(plan.cases.map((c) => `${c.identity.evalPath}/${c.identity.testId}`)).size;
       stdout.write(

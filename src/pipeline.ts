@@ -54,6 +54,8 @@ export interface RunOutcome {
   summary: WireSummary;
   rows: WireIndexRow[];
   plan: Plan;
+  /** Every case with its tries and verdict. */
+  cases: FinishedCase[];
 }
 
 export function newRunId(now = new Date()): string {
@@ -98,10 +100,25 @@ function redactingLogger(logger: Logger, r: Redactor): Logger {
 
 export async function runEvals(opts: RunOptions, deps: RunDeps): Promise<RunOutcome> {
   const plan = shardPlan(await loadPlan(opts), opts.shard);
+  for (const note of plan.notes) deps.logger.info(`note: ${note}`);
+  const baseline = opts.baseline ? await readBaseline(opts.baseline) : undefined;
+  return runPlan(plan, opts, deps, baseline);
+}
+
+/**
+ * Runs every attempt of a resolved plan and writes the bundle (`evalgate run`, `validate --solvable`).
+ * Every secret of the plan is redacted from the console, the bundle and any error shown.
+ */
+export async function runPlan(
+  plan: Plan,
+  opts: Omit<RunOptions, "paths">,
+  deps: RunDeps,
+  baseline?: Bundle,
+): Promise<RunOutcome> {
   const secrets = runSecrets(plan);
   const redactor = secrets.redactor;
   try {
-    return await runPlan(
+    return await executeAndWrite(
       plan,
       opts,
       {
@@ -111,6 +128,7 @@ export async function runEvals(opts: RunOptions, deps: RunDeps): Promise<RunOutc
       },
       redactor,
       secrets.tooShort,
+      baseline,
     );
   } catch (error) {
     // An unexpected error is shown to the user: it must not carry a secret either.
@@ -122,21 +140,20 @@ export async function runEvals(opts: RunOptions, deps: RunDeps): Promise<RunOutc
   }
 }
 
-async function runPlan(
+async function executeAndWrite(
   plan: Plan,
-  opts: RunOptions,
+  opts: Omit<RunOptions, "paths">,
   deps: RunDeps,
   redactor: Redactor,
   tooShort: string[],
+  baseline: Bundle | undefined,
 ): Promise<RunOutcome> {
-  for (const note of plan.notes) deps.logger.info(`note: ${note}`);
   for (const name of tooShort) {
     deps.logger.info(
       `note: ${name} is passed through but its value is shorter than 4 characters, so it is not redacted from the bundle; pass settings that are not secret with env:`,
     );
   }
   const bwrap = await sandboxProgram(plan);
-  const baseline = opts.baseline ? await readBaseline(opts.baseline) : undefined;
   const startedAt = new Date();
   const runId = newRunId(startedAt);
   const bundleDir = path.resolve(opts.cwd, opts.out ?? path.join(".evalgate", "results", runId));
@@ -226,7 +243,7 @@ async function runPlan(
   );
   const summary = await bundle.writeSummary(built);
   await writeReports(bundleDir);
-  return { runId, bundleDir, summary, rows, plan };
+  return { runId, bundleDir, summary, rows, plan, cases: finished };
 }
 
 /**

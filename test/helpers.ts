@@ -5,6 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll } from "vitest";
+import type { Usage } from "../src/run/types.js";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 export const CLI = path.join(ROOT, "bin", "evalgate.js");
@@ -101,4 +102,20 @@ export function readJsonl<T = Record<string, unknown>>(file: string): T[] {
     .split("\n")
     .filter(Boolean)
     .map((l) => JSON.parse(l) as T);
+}
+
+/** An attempt's usage with every value unknown except those given. */
+export function usage(u: Partial<Usage> = {}): Usage {
+  return {
+    inputTokens: null,
+    outputTokens: null,
+    cachedTokens: null,
+    costUsd: null,
+    costSource: null,
+    turns: null,
+    toolCalls: null,
+    model: null,
+    agentVersion: null,
+    ...u,
+  };
 }

@@ -6,12 +6,15 @@ import type { EvalRoot } from "../config/types.js";
 import type { CaseDecision } from "../gate/case.js";
 import type { CaseChange } from "../gate/compare.js";
 import { decideRun, type GateCase, type RunGate } from "../gate/run.js";
+import { sumTotals } from "../run/usage.js";
 import {
   SUMMARY_SCHEMA,
+  usageTotalsOf,
   type WireComparison,
   type WireIndexRow,
   type WireSummary,
   type WireTargetRollup,
+  wireUsageTotals,
 } from "./wire.js";
 
 export interface RunInfo {
@@ -113,6 +116,7 @@ export function gateFromRows(
       suite: r.suite,
       decision,
       change,
+      usage: usageTotalsOf(r.usage),
     };
   });
   return decideRun(rootsOf(evals), cases, budgetStops);
@@ -142,6 +146,7 @@ export function buildSummary(
         attempts: 0,
         attempts_passed: 0,
         attempt_success_rate: null,
+        usage: null,
       };
       targets.set(r.target, roll);
     }
@@ -152,6 +157,7 @@ export function buildSummary(
     if (r.flaky) roll.flaky++;
     roll.attempts += r.attempts.counted;
     roll.attempts_passed += r.attempts.passed;
+    roll.usage = wireUsageTotals(sumTotals([usageTotalsOf(roll.usage), usageTotalsOf(r.usage)]));
   }
   for (const roll of targets.values()) {
     roll.attempt_success_rate = roll.attempts > 0 ? roll.attempts_passed / roll.attempts : null;
@@ -195,6 +201,7 @@ export function buildSummary(
       attempts_errored: tries.filter((t) => t.status === "error" || t.status === "timeout").length,
     },
     targets: [...targets.values()],
+    usage: wireUsageTotals(sumTotals(rows.map((r) => usageTotalsOf(r.usage)))),
     comparison,
     index: "index.jsonl",
   };

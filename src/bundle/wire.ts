@@ -6,6 +6,7 @@ import type { CaseSpec } from "../config/types.js";
 import type { CaseDecision } from "../gate/case.js";
 import type { CaseChange } from "../gate/compare.js";
 import type { AttemptResult, Usage } from "../run/types.js";
+import type { UsageTotals } from "../run/usage.js";
 
 export const SUMMARY_SCHEMA = "evalgate.summary/v1";
 export const CASE_SCHEMA = "evalgate.case/v1";
@@ -70,6 +71,8 @@ export interface WireIndexRow extends WireIdentity {
   attempt_success_rate: number | null;
   mean_score: number | null;
   mean_pass_rate: number | null;
+  /** What the case's attempts used (retries included), or null when no agent ran. */
+  usage: WireUsageTotals | null;
   /** Relative to the bundle root. */
   result_dir: string;
   summary_path: string;
@@ -109,6 +112,7 @@ export interface WireCaseSummary extends WireIdentity {
     pass_at_k: Record<string, number>;
     pass_hat_k: Record<string, number>;
   };
+  usage: WireUsageTotals | null;
   runs: WireRunRef[];
   change: WireChange | null;
 }
@@ -152,6 +156,7 @@ export interface WireTargetRollup {
   attempts: number;
   attempts_passed: number;
   attempt_success_rate: number | null;
+  usage: WireUsageTotals | null;
 }
 
 export interface WireSummary {
@@ -203,6 +208,8 @@ export interface WireSummary {
     attempts_errored: number;
   };
   targets: WireTargetRollup[];
+  /** What every case of the run used. */
+  usage: WireUsageTotals | null;
   comparison: WireComparison | null;
   index: "index.jsonl";
 }
@@ -217,6 +224,44 @@ export interface WireUsage {
   tool_calls: number | null;
   model: string | null;
   agent_version: string | null;
+}
+
+/**
+ * A usage rollup (case, target, run). Values are null when no attempt reported them; `attempts`
+ * counts the attempts whose usage was summed, `attempts_without_usage` those whose agent reported none.
+ */
+export interface WireUsageTotals {
+  input_tokens: number | null;
+  output_tokens: number | null;
+  cached_tokens: number | null;
+  cost_usd: number | null;
+  attempts: number;
+  attempts_without_usage: number;
+}
+
+export function wireUsageTotals(t: UsageTotals | null): WireUsageTotals | null {
+  if (!t) return null;
+  return {
+    input_tokens: t.inputTokens,
+    output_tokens: t.outputTokens,
+    cached_tokens: t.cachedTokens,
+    cost_usd: t.costUsd,
+    attempts: t.attempts,
+    attempts_without_usage: t.attemptsWithoutUsage,
+  };
+}
+
+/** Back from the wire (bundles written before usage rollups existed have none). */
+export function usageTotalsOf(w: WireUsageTotals | null | undefined): UsageTotals | null {
+  if (!w) return null;
+  return {
+    inputTokens: w.input_tokens ?? null,
+    outputTokens: w.output_tokens ?? null,
+    cachedTokens: w.cached_tokens ?? null,
+    costUsd: w.cost_usd ?? null,
+    attempts: w.attempts ?? 0,
+    attemptsWithoutUsage: w.attempts_without_usage ?? 0,
+  };
 }
 
 export function wireUsage(u: Usage): WireUsage {
@@ -258,6 +303,8 @@ export function wireAttempt(spec: CaseSpec, r: AttemptResult, setupLog: boolean)
     setup_log: setupLog ? "setup.log" : null,
     diff: r.diff ? "diff.patch" : null,
     grading: r.grading ? "grading.json" : null,
+    transcript: r.transcript ?? null,
+    agent_output: r.agentOutput ?? null,
     scorer_logs: Object.fromEntries((r.grading?.scorers ?? []).map((s) => [s.name, `scorers/${s.name}.log`])),
   };
   return {
@@ -284,6 +331,7 @@ export function wireAttempt(spec: CaseSpec, r: AttemptResult, setupLog: boolean)
     baseline: r.baselineSha ? { sha: r.baselineSha } : null,
     usage: r.usage ? wireUsage(r.usage) : null,
     tampered: r.tampered ?? [],
+    warnings: r.warnings ?? [],
     agent: r.agent
       ? {
           provider: spec.target.provider,

@@ -6,6 +6,7 @@ import type { CaseSpec, Identity } from "../config/types.js";
 import type { CaseDecision } from "../gate/case.js";
 import type { CaseChange } from "../gate/compare.js";
 import type { AttemptResult } from "../run/types.js";
+import { totalsOfAttempts } from "../run/usage.js";
 import { NO_REDACTION, type Redactor } from "../sandbox/redact.js";
 import {
   CASE_SCHEMA,
@@ -18,6 +19,7 @@ import {
   wireCounts,
   wireGrading,
   wireIdentity,
+  wireUsageTotals,
 } from "./wire.js";
 
 /** A readable slug plus a hash of the identity: unique per identity, stable across runs. */
@@ -97,6 +99,7 @@ export class BundleWriter {
       const resultDir = resultDirName(c.spec.identity);
       const finals = new Set(lastTryKeys(c.tries));
       const d = c.decision;
+      const usage = wireUsageTotals(totalsOfAttempts(c.tries));
       const runs: WireRunRef[] = c.tries.map((t) => ({
         attempt: t.attempt,
         retry: t.retry,
@@ -138,6 +141,7 @@ export class BundleWriter {
           pass_at_k: Object.fromEntries(d.stats.passAtK.map((v, i) => [String(i + 1), v])),
           pass_hat_k: Object.fromEntries(d.stats.passHatK.map((v, i) => [String(i + 1), v])),
         },
+        usage,
         runs,
         change: c.change ? wireChange(c.change) : null,
       } satisfies WireCaseSummary);
@@ -158,6 +162,7 @@ export class BundleWriter {
           attempt_success_rate: d.stats.attemptSuccessRate,
           mean_score: d.stats.meanScore,
           mean_pass_rate: d.stats.meanPassRate,
+          usage,
           result_dir: resultDir,
           summary_path: `${resultDir}/summary.json`,
           runs: c.tries.map((t) => ({

@@ -88,6 +88,11 @@ export function resolveAgentCommand(command: Command, evalDir: string): Command 
   return { shell: shellQuote(path.resolve(evalDir, first)) + trimmed.slice(first.length) };
 }
 
+/** A preset's `bin:`: `./` and `../` are relative to the eval file's folder, like agent commands. */
+export function resolveBin(bin: string, evalDir: string): string {
+  return bin.startsWith("./") || bin.startsWith("../") ? path.resolve(evalDir, bin) : bin;
+}
+
 /** Where `program` would be found, or undefined when it would not. */
 export function findProgram(program: string, envPath = process.env.PATH ?? ""): string | undefined {
   const candidates = program.includes("/")

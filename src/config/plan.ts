@@ -15,6 +15,7 @@ import {
   programOf,
   programProblem,
   resolveAgentCommand,
+  resolveBin,
   toCommand,
   unknownPlaceholders,
   WORKSPACE_PLACEHOLDERS,
@@ -29,6 +30,7 @@ import {
   evalFileSchema,
   type GateInput,
   type IncludeInput,
+  PRESETS,
   type ScorerInput,
   type TargetInput,
   type TestInput,
@@ -69,6 +71,8 @@ export interface PlanOptions {
   tags?: readonly string[];
   repeat?: number;
   concurrency?: number;
+  /** Check that agent commands exist (default true; `validate --solvable` runs no agent). */
+  checkAgentPrograms?: boolean;
 }
 
 interface LoadedEval {
@@ -202,6 +206,17 @@ class Planner {
           "remove command, or use provider: command",
         );
       }
+      const isPreset = (PRESETS as readonly string[]).includes(t.provider);
+      if (t.bin !== undefined && !isPreset) {
+        this.problem(
+          src,
+          [...at, "bin"],
+          `provider "${t.provider}" takes no bin`,
+          t.provider === "command"
+            ? "a command target names its program in command:"
+            : `bin: names the program of a preset (${PRESETS.join(", ")})`,
+        );
+      }
       this.checkPassthrough(src, [...at, "env_passthrough"], t.env_passthrough);
       this.checkFixedEnv(src, [...at, "env"], t.env);
       let command: Command | undefined;
@@ -228,6 +243,15 @@ class Planner {
       if (command) spec.command = command;
       const sandbox = this.resolveSandbox(loaded, t, at);
       if (sandbox) spec.sandbox = sandbox;
+      if (t.bin !== undefined && isPreset) spec.bin = resolveBin(t.bin, dir);
+      if (t.price) {
+        spec.price = {
+          inputPerMtok: t.price.input_per_mtok,
+          outputPerMtok: t.price.output_per_mtok,
+          // Without a cache price, cached tokens cost what input tokens cost: never less than real.
+          cachedPerMtok: t.price.cached_per_mtok ?? t.price.input_per_mtok,
+        };
+      }
       if (t.model) spec.model = t.model;
       if (t.timeout !== undefined) spec.timeoutMs = parseDuration(t.timeout);
       this.targetOrigins.set(spec, { src, at });
@@ -954,7 +978,7 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
 
   // Programs of the selected agents must exist (presets' binaries are checked at run time).
   const checked = new Set<TargetSpec>();
-  for (const c of selected) {
+  for (const c of opts.checkAgentPrograms === false ? [] : selected) {
     const cmd = c.target.command;
     if (!cmd || checked.has(c.target)) continue;
     checked.add(c.target);

@@ -40,18 +40,41 @@ const envNames = z
   .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name"))
   .describe("Environment variables passed through from evalgate's environment");
 
-export const PROVIDERS = ["command", "reference", "noop"] as const;
+export const PROVIDERS = ["command", "claude-code", "codex", "gemini-cli", "reference", "noop"] as const;
+/** Providers that run a known agent CLI (docs/agents.md). */
+export const PRESETS = ["claude-code", "codex", "gemini-cli"] as const;
 
 export const targetSchema = z
   .strictObject({
     name: slug.describe("The target's name, shown in reports and part of each case's identity"),
-    provider: z.enum(PROVIDERS).describe("How the agent is run"),
+    provider: z
+      .enum(PROVIDERS)
+      .describe(
+        "How the agent is run: command (any program), a preset (claude-code, codex, gemini-cli), reference (the test's patch) or noop",
+      ),
     command: stringOrArgv
       .optional()
       .describe(
         "For provider: command. Placeholders: {PROMPT} {PROMPT_FILE} {WORKSPACE} {OUTPUT_FILE} {ATTEMPT} {TEST_ID} {EVAL_DIR}",
       ),
+    bin: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "Presets: the agent's program (default claude, codex or gemini on PATH); ./ and ../ are relative to the eval file",
+      ),
     model: z.string().optional().describe("Model name, passed to presets and recorded in the bundle"),
+    price: z
+      .strictObject({
+        input_per_mtok: z.number().nonnegative(),
+        output_per_mtok: z.number().nonnegative(),
+        cached_per_mtok: z.number().nonnegative().optional(),
+      })
+      .optional()
+      .describe(
+        "USD per million tokens, for an agent that reports tokens but no cost (default: evalgate's price table)",
+      ),
     args: z.array(z.string()).optional().describe("Extra arguments appended to the agent's command line"),
     env: z.record(z.string(), z.string()).optional().describe("Fixed, non-secret environment values"),
     env_passthrough: envNames.optional(),

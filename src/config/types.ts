@@ -2,13 +2,13 @@
  * The resolved Plan: what `config/` hands to the rest of the pipeline. Every relative path is
  * already absolute, every default applied, every cross-reference checked.
  */
-import type { GATE_POLICIES, ScorerInput } from "./schema.js";
+import type { GATE_POLICIES, PROVIDERS, ScorerInput } from "./schema.js";
 
 /** A command as configured: a shell string (run by sh -c) or an argv array (run without a shell). */
 export type Command = { shell: string } | { argv: string[] };
 
 export type GatePolicy = (typeof GATE_POLICIES)[number];
-export type ProviderName = "command" | "reference" | "noop";
+export type ProviderName = (typeof PROVIDERS)[number];
 
 /** The identity of a case across runs, shards and baselines (SPEC §1). */
 export interface Identity {
@@ -85,6 +85,10 @@ export interface TargetSpec {
   envPassthrough: string[];
   timeoutMs?: number;
   sandbox?: SandboxSpec;
+  /** Presets: the agent's program (absolute, or a name looked up on PATH). */
+  bin?: string;
+  /** USD per million tokens, for a cost the agent does not report. */
+  price?: { inputPerMtok: number; cachedPerMtok: number; outputPerMtok: number };
 }
 
 export interface TestSpec {

@@ -2,9 +2,11 @@
  * The run-level gate: every root eval file's rules over the cases it brought. Pure.
  * Rules: any case verdict `error` fails; the share of passing cases must reach min_case_pass_rate;
  * a regression (pass on the baseline → fail now) fails, warns or is ignored per `regressions`; a
- * spent budget fails.
+ * spent budget fails (the scheduler's stop, or the cases' usage rollups over the cost or token limit).
  */
 import type { EvalRoot, Identity } from "../config/types.js";
+import { spendingOverrun, spentOf } from "../run/budget.js";
+import { sumTotals, type UsageTotals } from "../run/usage.js";
 import type { CaseDecision } from "./case.js";
 import type { CaseChange } from "./compare.js";
 
@@ -14,6 +16,8 @@ export interface GateCase {
   suite: string;
   decision: CaseDecision;
   change?: CaseChange | null;
+  /** What the case's attempts used; checked against the eval file's cost and token budget. */
+  usage?: UsageTotals | null;
 }
 
 export interface RunGate {
@@ -60,6 +64,9 @@ export function decideRun(
       failing.push(
         `${root.name}: ${stop}; ${cancelled} attempt${cancelled === 1 ? " was" : "s were"} cancelled (gate.budget)`,
       );
+    } else {
+      const overrun = spendingOverrun(root.budget, spentOf(sumTotals(mine.map((c) => c.usage))));
+      if (overrun) failing.push(`${root.name}: ${overrun} (gate.budget)`);
     }
     for (const c of mine) {
       if (c.decision.verdict === "error" && !(stop && c.decision.counts.cancelled > 0)) {

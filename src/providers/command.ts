@@ -1,6 +1,7 @@
 /** The `command` provider: any program, given the task through placeholders. */
 import { expandPlaceholders, shellQuote } from "../config/commands.js";
 import type { Command } from "../config/types.js";
+import { readAgentReport } from "./output-file.js";
 import type { AgentContext, AgentOutcome, Provider } from "./types.js";
 
 export function agentPlaceholders(ctx: AgentContext): Record<string, string> {
@@ -41,7 +42,18 @@ export const commandProvider: Provider = {
       durationMs: outcome.durationMs,
       tail: outcome.tail,
     };
-    if (outcome.spawnError) result.error = `the agent command could not start: ${outcome.spawnError}`;
+    if (outcome.spawnError) {
+      result.error = `the agent command could not start: ${outcome.spawnError}`;
+      return result;
+    }
+    const report = await readAgentReport(ctx.outputFile, ctx.evidenceDir, {
+      ...(ctx.target.model ? { model: ctx.target.model } : {}),
+      ...(ctx.target.price ? { price: ctx.target.price } : {}),
+    });
+    if (report.copy) result.agentOutput = report.copy;
+    if (report.usage) result.usage = report.usage;
+    if (report.warnings.length > 0) result.warnings = report.warnings;
+    if (report.error && !outcome.timedOut) result.error = `the agent reported an error: ${report.error}`;
     return result;
   },
 };

@@ -1,6 +1,7 @@
 /** The `reference` provider: applies the test's known-good patch, proving the test is solvable. */
 import { appendFile, readFile } from "node:fs/promises";
 import { execa } from "execa";
+import { NO_MODEL_USAGE } from "./prices.js";
 import type { AgentContext, AgentOutcome, Provider } from "./types.js";
 
 export const referenceProvider: Provider = {
@@ -22,6 +23,7 @@ export const referenceProvider: Provider = {
       timedOut: false,
       durationMs: Math.round(performance.now() - started),
       tail: text.slice(-4096),
+      usage: NO_MODEL_USAGE,
     };
     if (result.exitCode !== 0) {
       const size = (await readFile(patchFile)).length;

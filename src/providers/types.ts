@@ -10,6 +10,8 @@ export interface AgentContext {
   workspace: string;
   /** The attempt's private folder, outside the workspace. */
   attemptDir: string;
+  /** The attempt's folder in the bundle (transcript.jsonl goes there). */
+  evidenceDir: string;
   prompt: string;
   promptFile: string;
   outputFile: string;
@@ -34,6 +36,12 @@ export interface AgentOutcome {
   tail: string;
   /** Tokens, cost and turns, when the provider can tell. */
   usage?: Usage;
+  /** The transcript file the provider wrote in the evidence folder. */
+  transcript?: string;
+  /** The copy of the agent's {OUTPUT_FILE} kept in the evidence folder. */
+  agentOutput?: string;
+  /** Things that went wrong without failing the attempt (a malformed output file). */
+  warnings?: string[];
 }
 
 export interface Provider {

@@ -64,6 +64,9 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
   await mkdir(evidenceDir, { recursive: true });
   const facts: StageFacts = {};
   let usage: Usage | undefined;
+  let transcript: string | undefined;
+  let agentOutput: string | undefined;
+  const warnings: string[] = [];
   const result = (): AttemptResult => {
     const decision = decideStatus(facts);
     const r: AttemptResult = {
@@ -80,6 +83,9 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     if ("sha" in input.baseline) r.baselineSha = input.baseline.sha;
     if (facts.agent) r.agent = facts.agent;
     if (usage) r.usage = usage;
+    if (transcript) r.transcript = transcript;
+    if (agentOutput) r.agentOutput = agentOutput;
+    if (warnings.length > 0) r.warnings = [...warnings];
     if (facts.tampered?.length) r.tampered = facts.tampered;
     if (facts.grading) r.grading = facts.grading;
     return r;
@@ -124,15 +130,17 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
       // The agent may write its attempt folder only (workspace, HOME, TMPDIR, its output file).
       agentRunner = sandboxedRunner(runner, input.bwrap, target.sandbox, [input.workDir]);
     }
+    const outputFile = path.join(input.workDir, "output.json");
     const a0 = performance.now();
     const outcome = await providerFor(target.provider).run({
       target,
       test: spec.test,
       workspace: ws,
       attemptDir: input.workDir,
+      evidenceDir,
       prompt,
       promptFile,
-      outputFile: path.join(input.workDir, "output.json"),
+      outputFile,
       attempt: input.attempt,
       evalDir: spec.evalDir,
       timeoutMs: spec.timeouts.agentMs,
@@ -144,6 +152,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
           EVALGATE_ATTEMPT: String(input.attempt),
           EVALGATE_RETRY: String(input.retry),
           EVALGATE_TEST_ID: spec.test.id,
+          EVALGATE_OUTPUT_FILE: outputFile,
         },
         home,
         tmp,
@@ -159,6 +168,9 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     };
     if (outcome.error) agent.error = outcome.error;
     if (outcome.usage) usage = outcome.usage;
+    if (outcome.transcript) transcript = outcome.transcript;
+    if (outcome.agentOutput) agentOutput = outcome.agentOutput;
+    warnings.push(...(outcome.warnings ?? []));
     facts.agent = agent;
     facts.agentTail = outcome.tail;
     facts.agentTimeoutMs = spec.timeouts.agentMs;

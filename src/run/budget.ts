@@ -5,6 +5,7 @@
 import { formatDuration } from "../config/duration.js";
 import type { Budget, EvalRoot } from "../config/types.js";
 import type { AttemptResult } from "./types.js";
+import { totalTokens, type UsageTotals } from "./usage.js";
 
 interface Spent {
   costUsd: number;
@@ -15,12 +16,30 @@ interface Spent {
 
 /** Tokens an attempt used: input + output + cached (all tokens the model processed). */
 export function attemptTokens(r: AttemptResult): number | null {
-  const u = r.usage;
-  if (!u) return null;
-  const parts = [u.inputTokens, u.outputTokens, u.cachedTokens].filter(
-    (x): x is number => typeof x === "number",
-  );
-  return parts.length > 0 ? parts.reduce((a, b) => a + b, 0) : null;
+  return r.usage ? totalTokens(r.usage) : null;
+}
+
+/**
+ * Why spending `spent` breaks the cost or token limit of `budget`, or undefined. The scheduler asks
+ * after each attempt; the run gate asks again over the bundle's usage rollups, so that shards merged
+ * into one bundle are held to the budget of the whole run.
+ */
+export function spendingOverrun(
+  budget: Budget,
+  spent: { costUsd: number; tokens: number },
+): string | undefined {
+  if (budget.costUsd !== undefined && spent.costUsd > budget.costUsd) {
+    return `the cost budget of $${budget.costUsd.toFixed(2)} was exceeded ($${spent.costUsd.toFixed(2)} spent)`;
+  }
+  if (budget.tokens !== undefined && spent.tokens > budget.tokens) {
+    return `the token budget of ${budget.tokens} was exceeded (${spent.tokens} used)`;
+  }
+  return undefined;
+}
+
+/** Spending of a usage rollup, for spendingOverrun (unknown counts as nothing spent). */
+export function spentOf(t: UsageTotals | null): { costUsd: number; tokens: number } {
+  return { costUsd: t?.costUsd ?? 0, tokens: totalTokens(t) ?? 0 };
 }
 
 export class BudgetTracker {
@@ -74,13 +93,9 @@ export class BudgetTracker {
     const b = this.budgets.get(root);
     const s = this.spent.get(root);
     if (!b || !s) return;
-    if (b.costUsd !== undefined && s.costUsd > b.costUsd) {
-      this.stopped.set(
-        root,
-        `the cost budget of $${b.costUsd.toFixed(2)} was exceeded ($${s.costUsd.toFixed(2)} spent)`,
-      );
-    } else if (b.tokens !== undefined && s.tokens > b.tokens) {
-      this.stopped.set(root, `the token budget of ${b.tokens} was exceeded (${s.tokens} used)`);
+    const overrun = spendingOverrun(b, s);
+    if (overrun) {
+      this.stopped.set(root, overrun);
     } else if (b.durationMs !== undefined && this.now() - this.started >= b.durationMs) {
       this.stopped.set(root, `the duration budget of ${formatDuration(b.durationMs)} ran out`);
     }

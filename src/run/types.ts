@@ -73,6 +73,12 @@ export interface AttemptResult {
   usage?: Usage;
   /** Protected files the agent changed (restored before scoring). */
   tampered?: string[];
+  /** The agent's normalized transcript in the attempt's folder, when its provider wrote one. */
+  transcript?: string;
+  /** The copy of the agent's {OUTPUT_FILE}, when it wrote one. */
+  agentOutput?: string;
+  /** Problems that did not change the status (a malformed agent output file). */
+  warnings?: string[];
   /** The attempt's folder inside the case's result directory (`run-1`, `run-2-retry-1`). */
   dirName: string;
 }

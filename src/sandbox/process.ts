@@ -19,6 +19,8 @@ export interface ProcessSpec {
   logCapBytes?: number;
   /** Keep stdout in memory (capped) for parsing, e.g. a script scorer's score line. */
   captureStdout?: boolean;
+  /** Called with every chunk of stdout as it arrives (agents' event streams are parsed live). */
+  onStdout?: (chunk: Buffer) => void;
   /** Text given on stdin; stdin is closed otherwise. */
   input?: string;
   /** Time between SIGTERM and SIGKILL once the timeout fires. */
@@ -202,6 +204,7 @@ export class ChildProcessRunner implements ProcessRunner {
 
     child.stdout?.on("data", (chunk: Buffer) => {
       log.write(chunk);
+      spec.onStdout?.(chunk);
       if (spec.captureStdout && stdoutBytes < STDOUT_CAP) {
         stdoutBytes += chunk.length;
         stdout += chunk.toString("utf8");

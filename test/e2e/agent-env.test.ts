@@ -61,6 +61,7 @@ tests:
         "AGENT_API_KEY",
         "AGENT_MODE",
         "EVALGATE_ATTEMPT",
+        "EVALGATE_OUTPUT_FILE",
         "EVALGATE_RETRY",
         "EVALGATE_TEST_ID",
       ].sort(),

@@ -1,0 +1,190 @@
+/**
+ * The `claude-code` preset: `claude -p --output-format stream-json --verbose`, the task on stdin.
+ *
+ * Stream (one JSON object per line): `system`/`init` (model, tools, `claude_code_version`),
+ * `assistant` events carrying an Anthropic message (one event per content block, the same message
+ * id and usage repeated), `user` events carrying `tool_result` blocks, and a final `result` event
+ * with `is_error`, `num_turns`, `total_cost_usd`, `usage` and per-model `modelUsage`. An API error
+ * or rate limit ends in a `result` with `is_error: true`, sometimes with exit status 0.
+ */
+import type { TargetSpec } from "../config/types.js";
+import { emptyOutcome, hasFlag, type Preset, type StreamOutcome, type StreamParser } from "./stream.js";
+import { clip, clipValue, num, obj, str, type TranscriptEntry, textOf } from "./transcript.js";
+
+/** Tools an unattended coding run needs without asking: edit files and run commands in the workspace. */
+export const CLAUDE_ALLOWED_TOOLS = [
+  "Bash",
+  "Edit",
+  "MultiEdit",
+  "Write",
+  "Read",
+  "Glob",
+  "Grep",
+  "LS",
+  "NotebookEdit",
+  "TodoWrite",
+];
+
+function parser(): StreamParser {
+  const out: StreamOutcome = emptyOutcome();
+  /** Usage per message id: the stream repeats a message once per content block. */
+  const messageUsage = new Map<string, Record<string, unknown>>();
+  const toolIds = new Set<string>();
+  let toolCalls = 0;
+  let resultUsage: Record<string, unknown> | null = null;
+  let modelUsage: Record<string, unknown> | null = null;
+
+  return {
+    event(e) {
+      const entries: TranscriptEntry[] = [];
+      switch (e.type) {
+        case "system": {
+          if (e.subtype !== "init") break;
+          out.model = str(e.model) ?? out.model;
+          out.agentVersion = str(e.claude_code_version) ?? out.agentVersion;
+          entries.push({
+            type: "session",
+            model: out.model,
+            version: out.agentVersion,
+            session_id: str(e.session_id),
+          });
+          break;
+        }
+        case "assistant": {
+          const m = obj(e.message);
+          if (!m) break;
+          const id = str(m.id);
+          const usage = obj(m.usage);
+          if (id && usage) messageUsage.set(id, usage);
+          out.model = str(m.model) ?? out.model;
+          for (const b of Array.isArray(m.content) ? m.content : []) {
+            const block = obj(b);
+            if (!block) continue;
+            if (block.type === "text" && typeof block.text === "string") {
+              entries.push({ type: "message", role: "assistant", text: clip(block.text) });
+            } else if (block.type === "thinking" && typeof block.thinking === "string") {
+              entries.push({ type: "reasoning", text: clip(block.thinking) });
+            } else if (block.type === "tool_use") {
+              const toolId = str(block.id);
+              if (!toolId || !toolIds.has(toolId)) toolCalls++;
+              if (toolId) toolIds.add(toolId);
+              entries.push({
+                type: "tool_call",
+                id: toolId,
+                name: str(block.name) ?? "?",
+                input: clipValue(block.input ?? null),
+              });
+            }
+          }
+          break;
+        }
+        case "user": {
+          const m = obj(e.message);
+          const content = m?.content;
+          if (typeof content === "string") {
+            entries.push({ type: "message", role: "user", text: clip(content) });
+            break;
+          }
+          for (const b of Array.isArray(content) ? content : []) {
+            const block = obj(b);
+            if (block?.type === "tool_result") {
+              entries.push({
+                type: "tool_result",
+                id: str(block.tool_use_id),
+                output: clip(textOf(block.content)),
+                is_error: block.is_error === true,
+              });
+            } else if (block?.type === "text" && typeof block.text === "string") {
+              entries.push({ type: "message", role: "user", text: clip(block.text) });
+            }
+          }
+          break;
+        }
+        case "result": {
+          out.complete = true;
+          out.turns = num(e.num_turns);
+          out.costUsd = num(e.total_cost_usd);
+          resultUsage = obj(e.usage);
+          modelUsage = obj(e.modelUsage);
+          const text = str(e.result);
+          const subtype = str(e.subtype) ?? "";
+          // error_max_turns is the agent running out of the turns it was given: its work is scored as
+          // it stands. Any other error (API errors, rate limits, crashes during execution) is not the
+          // agent's skill and makes the attempt an error.
+          const failed = e.is_error === true && subtype !== "error_max_turns";
+          const errors = Array.isArray(e.errors) ? e.errors.map((x) => String(x)).join("; ") : "";
+          if (failed)
+            out.error = clip(text || errors || subtype || "the result event has is_error: true", 2000);
+          entries.push({
+            type: "result",
+            status: e.is_error === true ? "error" : "success",
+            text: text === null ? null : clip(text),
+            turns: out.turns,
+            duration_ms: num(e.duration_ms),
+          });
+          if (failed) entries.push({ type: "error", message: out.error!, fatal: true });
+          break;
+        }
+      }
+      return entries;
+    },
+    finish() {
+      out.toolCalls = toolCalls;
+      const models = modelUsage
+        ? Object.values(modelUsage)
+            .map(obj)
+            .filter((m) => m !== null)
+        : [];
+      if (models.length > 0) {
+        // Every model the agent called (its main model and the small one it uses for side tasks),
+        // which is what total_cost_usd covers.
+        const sum = (k: string) => models.reduce((a, m) => a + (num(m[k]) ?? 0), 0);
+        out.inputTokens = sum("inputTokens") + sum("cacheCreationInputTokens");
+        out.cachedTokens = sum("cacheReadInputTokens");
+        out.outputTokens = sum("outputTokens");
+      } else {
+        const usages = resultUsage ? [resultUsage] : [...messageUsage.values()];
+        if (usages.length > 0) {
+          const sum = (k: string) => usages.reduce((a, u) => a + (num(u[k]) ?? 0), 0);
+          out.inputTokens = sum("input_tokens") + sum("cache_creation_input_tokens");
+          out.cachedTokens = sum("cache_read_input_tokens");
+          out.outputTokens = sum("output_tokens");
+        }
+      }
+      if (!out.complete && messageUsage.size > 0) out.turns = messageUsage.size;
+      return out;
+    },
+  };
+}
+
+export const claudeCode: Preset = {
+  provider: "claude-code",
+  bin: "claude",
+  install: "npm install -g @anthropic-ai/claude-code",
+  credentials: [
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "CLAUDE_CODE_OAUTH_TOKEN",
+    "CLAUDE_CODE_USE_BEDROCK",
+    "CLAUDE_CODE_USE_VERTEX",
+  ],
+  env: {
+    // No update checks, telemetry or error reporting from a CI job.
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    DISABLE_AUTOUPDATER: "1",
+  },
+  argv(target: TargetSpec) {
+    const argv = ["-p", "--output-format", "stream-json", "--verbose"];
+    if (target.model) argv.push("--model", target.model);
+    // acceptEdits plus an allow-list rather than --dangerously-skip-permissions, which Claude Code
+    // refuses to run as root (as CI containers often do). A target's own permission flags win.
+    if (!hasFlag(target.args, ["--permission-mode", "--dangerously-skip-permissions"])) {
+      argv.push("--permission-mode", "acceptEdits");
+    }
+    if (!hasFlag(target.args, ["--allowedTools", "--allowed-tools"])) {
+      argv.push("--allowedTools", CLAUDE_ALLOWED_TOOLS.join(","));
+    }
+    return [...argv, ...target.args];
+  },
+  parser,
+};

@@ -1,0 +1,172 @@
+/**
+ * Runs a preset (claude-code, codex, gemini-cli): finds the program, checks that a credential was
+ * passed, runs the agent unattended with the task on stdin (never interpolated into a shell string),
+ * reads its JSON event stream as it arrives into transcript.jsonl, and turns what the stream said
+ * into usage and, for an error the agent reported in its own output, an errored attempt.
+ */
+import { appendFile } from "node:fs/promises";
+import path from "node:path";
+import { findProgram } from "../config/commands.js";
+import type { TargetSpec } from "../config/types.js";
+import type { Usage } from "../run/types.js";
+import { withCost } from "./prices.js";
+import type { Preset, StreamOutcome } from "./stream.js";
+import { JsonLines, TranscriptWriter } from "./transcript.js";
+import type { AgentContext, AgentOutcome, Provider } from "./types.js";
+
+export const TRANSCRIPT_FILE = "transcript.jsonl";
+
+/** Why the agent cannot be started for want of a credential, or undefined when one is there. */
+export function missingCredential(
+  preset: Preset,
+  target: TargetSpec,
+  env: Record<string, string>,
+): string | undefined {
+  if (preset.credentials.some((name) => env[name])) return undefined;
+  const names = preset.credentials;
+  const listed = names.filter((n) => target.envPassthrough.includes(n));
+  if (listed.length > 0) {
+    return `${preset.provider} needs ${listed.join(" or ")}: the target passes ${listed.length === 1 ? "it" : "them"} through (env_passthrough), but evalgate's environment does not set ${listed.length === 1 ? "it" : "any of them"}`;
+  }
+  return `${preset.provider} needs a credential: add ${names[0]} (or one of ${names.slice(1).join(", ")}) to the target's env_passthrough and set it in evalgate's environment`;
+}
+
+const versions = new Map<string, Promise<string | null>>();
+
+/**
+ * The agent's version from `<program> --version`, once per program and process. It runs through the
+ * attempt's process runner, so whatever sandbox wraps the agent wraps this too.
+ */
+function versionOf(
+  program: string,
+  args: readonly string[],
+  ctx: AgentContext,
+  env: Record<string, string>,
+): Promise<string | null> {
+  let v = versions.get(program);
+  if (!v) {
+    v = ctx.runner
+      .run({
+        command: { argv: [program, ...args] },
+        cwd: ctx.workspace,
+        env,
+        timeoutMs: 30_000,
+        captureStdout: true,
+      })
+      .then(
+        (r) => (r.exitCode === 0 ? (VERSION_PATTERN.exec(r.stdout)?.[0] ?? null) : null),
+        () => null,
+      );
+    versions.set(program, v);
+  }
+  return v;
+}
+
+const VERSION_PATTERN = /\d+\.\d+(\.\d+)?([-+.][\w.]+)?/;
+
+function sourceOf(event: Record<string, unknown>): string | null {
+  const type = typeof event.type === "string" ? event.type : null;
+  const item = event.item as { type?: unknown } | undefined;
+  if (type && item && typeof item.type === "string") return `${type}:${item.type}`;
+  if (type && typeof event.subtype === "string") return `${type}:${event.subtype}`;
+  return type;
+}
+
+function usageOf(stream: StreamOutcome, target: TargetSpec, version: string | null): Usage {
+  return withCost(
+    {
+      inputTokens: stream.inputTokens,
+      outputTokens: stream.outputTokens,
+      cachedTokens: stream.cachedTokens,
+      costUsd: stream.costUsd,
+      costSource: stream.costUsd !== null ? "agent" : null,
+      turns: stream.turns,
+      toolCalls: stream.toolCalls,
+      model: stream.model ?? target.model ?? null,
+      agentVersion: version,
+    },
+    target.price,
+  );
+}
+
+export function presetProvider(preset: Preset): Provider {
+  return {
+    async run(ctx: AgentContext): Promise<AgentOutcome> {
+      const { target } = ctx;
+      const env = { ...preset.env, ...ctx.env };
+      const program = target.bin ?? preset.bin;
+      const refuse = async (error: string): Promise<AgentOutcome> => {
+        await appendFile(ctx.logFile, `evalgate: ${error}\n`);
+        return { exitCode: null, signal: null, timedOut: false, durationMs: 0, tail: "", error };
+      };
+      const resolved = findProgram(program, env.PATH);
+      if (!resolved) {
+        return refuse(
+          target.bin
+            ? `${preset.provider}: the program ${program} (bin:) does not exist or is not executable`
+            : `${preset.provider}: "${program}" was not found on PATH; install it (${preset.install}) or set bin: on the target`,
+        );
+      }
+      const noCredential = missingCredential(preset, target, env);
+      if (noCredential) return refuse(noCredential);
+
+      const parser = preset.parser();
+      const transcript = new TranscriptWriter(path.join(ctx.evidenceDir, TRANSCRIPT_FILE));
+      const lines = new JsonLines((event) => {
+        const source = sourceOf(event);
+        for (const entry of parser.event(event)) transcript.write(entry, source);
+      });
+      const run = await ctx.runner.run({
+        command: { argv: [resolved, ...preset.argv(target)] },
+        cwd: ctx.workspace,
+        env,
+        timeoutMs: ctx.timeoutMs,
+        logFile: ctx.logFile,
+        input: ctx.prompt,
+        onStdout: (chunk) => lines.push(chunk),
+      });
+      lines.end();
+      for (const entry of parser.flush?.() ?? []) transcript.write(entry, null);
+      const stream = parser.finish();
+
+      const outcome: AgentOutcome = {
+        exitCode: run.exitCode,
+        signal: run.signal,
+        timedOut: run.timedOut,
+        durationMs: run.durationMs,
+        tail: run.tail,
+        transcript: TRANSCRIPT_FILE,
+      };
+      let note: string | null = null;
+      if (run.spawnError) {
+        outcome.error = `${preset.provider} could not start: ${run.spawnError}`;
+      } else if (!run.timedOut) {
+        if (stream.error) {
+          outcome.error = `${preset.provider} reported an error: ${stream.error}`;
+        } else if (!stream.complete && run.exitCode === 0) {
+          note = "the stream ended without the agent's final event";
+          outcome.error = `${preset.provider} exited without its final result event (its output was cut off after ${lines.events} events); the work it left was still scored`;
+        }
+      }
+      if (!stream.complete && !note) note = run.timedOut ? "the agent was stopped at its time limit" : null;
+      transcript.write(
+        {
+          type: "end",
+          complete: stream.complete,
+          events: lines.events,
+          unparsed_lines: lines.unparsed,
+          note,
+        },
+        null,
+      );
+      await transcript.close();
+      if (!run.spawnError) {
+        const version =
+          stream.agentVersion ??
+          (preset.versionArgs ? await versionOf(resolved, preset.versionArgs, ctx, env) : null);
+        outcome.usage = usageOf(stream, target, version);
+      }
+      return outcome;
+    },
+  };
+}

@@ -1,0 +1,72 @@
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { ConfigError, type ConfigProblem } from "../../src/config/errors.js";
+import { loadPlan } from "../../src/config/plan.js";
+import { tempDir, writeFiles } from "../helpers.js";
+
+const TESTS = `workspace: { seed: { path: project } }
+tests:
+  - id: one
+    instruction: do it
+    scorers: [{ type: command, run: "true" }]
+`;
+
+async function load(targets: string) {
+  const dir = tempDir();
+  writeFiles(dir, { "project/a.txt": "a\n", "e.eval.yaml": `targets:\n${targets}\n${TESTS}` });
+  return { dir, plan: await loadPlan({ cwd: dir, paths: ["."] }) };
+}
+
+async function problems(targets: string): Promise<ConfigProblem[]> {
+  try {
+    await load(targets);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+describe("preset targets", () => {
+  it("resolves bin: beside the eval file, model, args and price", async () => {
+    const { dir, plan } = await load(`  - name: claude
+    provider: claude-code
+    bin: ./tools/claude
+    model: sonnet
+    args: ["--max-turns", "30"]
+    env_passthrough: [ANTHROPIC_API_KEY]
+    price: { input_per_mtok: 3, output_per_mtok: 15 }
+  - { name: codex, provider: codex, bin: codex }
+  - { name: gemini, provider: gemini-cli }`);
+    const [claude, codex, gemini] = plan.cases.map((c) => c.target);
+    expect(claude).toMatchObject({
+      provider: "claude-code",
+      bin: path.join(dir, "tools/claude"),
+      model: "sonnet",
+      args: ["--max-turns", "30"],
+      envPassthrough: ["ANTHROPIC_API_KEY"],
+      price: { inputPerMtok: 3, outputPerMtok: 15, cachedPerMtok: 3 },
+    });
+    expect(codex).toMatchObject({ provider: "codex", bin: "codex" });
+    expect(gemini?.bin).toBeUndefined();
+  });
+
+  it("rejects a command on a preset, bin on other providers and an unknown provider", async () => {
+    const p = await problems(`  - { name: a, provider: claude-code, command: ["claude"] }
+  - { name: b, provider: command, command: ["true"], bin: ./x }
+  - { name: c, provider: noop, bin: ./x }`);
+    const text = p.map((x) => `${x.key}: ${x.message}${x.hint ? ` (${x.hint})` : ""}`);
+    expect(text).toContainEqual(
+      expect.stringMatching(/^targets\[0\]\.command: provider "claude-code" takes no command/),
+    );
+    expect(text).toContainEqual(
+      expect.stringMatching(
+        /^targets\[1\]\.bin: provider "command" takes no bin \(a command target names its program in command:\)/,
+      ),
+    );
+    expect(text).toContainEqual(expect.stringMatching(/^targets\[2\]\.bin: provider "noop" takes no bin/));
+    const unknown = await problems("  - { name: d, provider: claude }");
+    expect(unknown[0]).toMatchObject({ key: "targets[0].provider" });
+    expect(unknown[0]!.hint).toContain("claude-code, codex, gemini-cli");
+  });
+});

@@ -1,0 +1,178 @@
+/**
+ * The real Claude Code CLI, installed from npm, run by evalgate's claude-code preset against a local
+ * Anthropic Messages API server on 127.0.0.1 that scripts a tool-using conversation (Read, Edit,
+ * Bash). The agent really edits the workspace; the attempt passes its scorer and its tokens and cost
+ * reach the bundle.
+ */
+import { cpSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { execa } from "execa";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Installed, installClaudeCode } from "../agent-cli.js";
+import { CLI, ROOT, readJson, readJsonl, tempDir, writeFiles } from "../helpers.js";
+import { type AnthropicServer, startAnthropicServer } from "../providers/anthropic-server.js";
+
+const KEY = "sk-ant-local-test-key-0123456789";
+const usage = (input: number, output: number, cached = 0) => ({
+  input_tokens: input,
+  output_tokens: output,
+  cache_read_input_tokens: cached,
+});
+
+describe("claude-code against a local model server", () => {
+  let installed: Installed;
+  let server: AnthropicServer;
+  let dir: string;
+  let run: { exitCode: number | undefined; stdout: string; stderr: string };
+
+  beforeAll(async () => {
+    installed = await installClaudeCode();
+    if ("skip" in installed) {
+      console.warn(`skipping the real Claude Code test: ${installed.skip}`);
+      return;
+    }
+    server = await startAnthropicServer({
+      apiKey: KEY,
+      script: [
+        ({ cwd }) => ({
+          blocks: [
+            { type: "text", text: "Let me look at the cart." },
+            { type: "tool_use", name: "Read", input: { file_path: `${cwd}/src/cart.js` } },
+          ],
+          usage: usage(2400, 60),
+        }),
+        ({ cwd }) => ({
+          blocks: [
+            { type: "text", text: "reduce() has no initial value, so an empty cart throws." },
+            {
+              type: "tool_use",
+              name: "Edit",
+              input: {
+                file_path: `${cwd}/src/cart.js`,
+                old_string: "reduce((sum, line) => sum + line);",
+                new_string: "reduce((sum, line) => sum + line, 0);",
+              },
+            },
+          ],
+          usage: usage(800, 120, 2400),
+        }),
+        {
+          blocks: [
+            {
+              type: "tool_use",
+              name: "Bash",
+              input: { command: "node --test test/total.test.js", description: "Run the cart tests" },
+            },
+          ],
+          usage: usage(300, 40, 3200),
+        },
+        { blocks: [{ type: "text", text: "Fixed: an empty cart totals 0." }], usage: usage(500, 30, 3500) },
+      ],
+    });
+    dir = tempDir("evalgate-claude-");
+    cpSync(path.join(ROOT, "examples/quickstart/project"), path.join(dir, "project"), { recursive: true });
+    const evalFile = {
+      targets: [
+        {
+          name: "claude",
+          provider: "claude-code",
+          bin: installed.bin,
+          model: "claude-sonnet-4-5-20250929",
+          env_passthrough: ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"],
+          env: { CLAUDE_CODE_MAX_RETRIES: "0" },
+          timeout: "3m",
+        },
+      ],
+      workspace: { seed: { path: "project" } },
+      tests: [
+        {
+          id: "empty-cart-total",
+          instruction:
+            "total() throws a TypeError when the cart is empty; an empty cart should total 0. Fix it in src/cart.js.",
+          scorers: [
+            { name: "unit", type: "command", run: "node --test test/total.test.js", weight: 0.8 },
+            { name: "small", type: "diff", allow: ["src/**"], require_change: true, weight: 0.2 },
+          ],
+        },
+      ],
+    };
+    writeFiles(dir, { "claude.eval.yaml": JSON.stringify(evalFile, null, 2) });
+    // Not spawnSync: the model server runs in this process and must keep answering.
+    const r = await execa(process.execPath, [CLI, "run", "--out", "out"], {
+      cwd: dir,
+      env: { ...process.env, CI: "1", ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: server.url },
+      reject: false,
+      timeout: 240_000,
+    });
+    run = { exitCode: r.exitCode, stdout: String(r.stdout), stderr: String(r.stderr) };
+  }, 420_000);
+
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  const attempt = () => {
+    const row = readJsonl<{ result_dir: string; usage: unknown; runs: { dir: string }[] }>(
+      path.join(dir, "out/index.jsonl"),
+    )[0]!;
+    const runDir = path.join(dir, "out", row.runs[0]!.dir);
+    return { row, runDir, result: readJson<Record<string, unknown>>(path.join(runDir, "result.json")) };
+  };
+
+  it("edits the workspace through the real agent and passes the scorers", (ctx) => {
+    if ("skip" in installed) return ctx.skip();
+    expect(run.exitCode, `${run.stdout}\n${run.stderr}`).toBe(0);
+    const { result, runDir } = attempt();
+    expect(result).toMatchObject({ status: "passed", score: 1 });
+    expect(readFileSync(path.join(runDir, "diff.patch"), "utf8")).toContain(
+      "+  return items.map((item) => item.price * item.quantity).reduce((sum, line) => sum + line, 0);",
+    );
+    // The conversation really went through the local server with the passed-through key.
+    const main = server.mainRequests();
+    expect(main.map((r) => r.step)).toEqual([0, 1, 2, 3]);
+    expect(main.every((r) => r.headers["x-api-key"] === KEY && r.body?.stream === true)).toBe(true);
+    expect(JSON.stringify(main[1]!.body?.messages)).toContain("tool_result");
+  });
+
+  it("records the agent's tokens, cost, turns and version in the bundle", (ctx) => {
+    if ("skip" in installed) return ctx.skip();
+    const { result, row } = attempt();
+    const u = result.usage as Record<string, number | string | null>;
+    // The scripted turns: 4000 uncached input, 9100 cached, 250 output; Claude Code's side requests
+    // (warm-ups, command checks) add a few more, which it also counts.
+    expect(u.cached_tokens).toBe(9100);
+    expect(u.input_tokens).toBeGreaterThanOrEqual(4000);
+    expect(u.output_tokens).toBeGreaterThanOrEqual(250);
+    expect(u).toMatchObject({
+      cost_source: "agent",
+      turns: 4,
+      tool_calls: 3,
+      model: "claude-sonnet-4-5-20250929",
+      agent_version: "2.0.76",
+    });
+    expect(u.cost_usd).toBeGreaterThan(0.018);
+    expect(row.usage).toMatchObject({
+      input_tokens: u.input_tokens,
+      output_tokens: u.output_tokens,
+      cached_tokens: 9100,
+      cost_usd: u.cost_usd,
+      attempts: 1,
+      attempts_without_usage: 0,
+    });
+    const summary = readJson<{ usage: unknown }>(path.join(dir, "out/summary.json"));
+    expect(summary.usage).toEqual(row.usage);
+  });
+
+  it("writes the conversation to transcript.jsonl", (ctx) => {
+    if ("skip" in installed) return ctx.skip();
+    const { runDir } = attempt();
+    const t = readJsonl<{ type: string; name?: string; is_error?: boolean; output?: string }>(
+      path.join(runDir, "transcript.jsonl"),
+    );
+    expect(t.filter((e) => e.type === "tool_call").map((e) => e.name)).toEqual(["Read", "Edit", "Bash"]);
+    const results = t.filter((e) => e.type === "tool_result");
+    expect(results.map((e) => e.is_error)).toEqual([false, false, false]);
+    expect(results[2]!.output).toContain("# pass 2");
+    expect(t.at(-1)).toMatchObject({ type: "end", complete: true, unparsed_lines: 0 });
+  });
+});
