@@ -166,7 +166,11 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
     )
     .argument("[paths...]", "eval files, folders or globs")
     .option("--solvable", "run each test's reference patch (must pass) and no change (must fail)")
-    .option("--attempts <n>", "with --solvable: attempts of each (default 1)", flag(parsePositiveInt, "--attempts"))
+    .option(
+      "--attempts <n>",
+      "with --solvable: attempts of each (default 1)",
+      flag(parsePositiveInt, "--attempts"),
+    )
     .option(
       "--test <glob>",
       "with --solvable: only tests whose id (or suite/id) matches (repeatable)",
