@@ -9,6 +9,7 @@ import { compareBundles } from "./bundle/compare.js";
 import { mergeBundles } from "./bundle/merge.js";
 import { type Bundle, BundleError, readBundle } from "./bundle/read.js";
 import { loadReportView } from "./bundle/report-view.js";
+import { parsePositiveInt, parseShard, splitList } from "./config/args.js";
 import { ConfigError, UsageError } from "./config/errors.js";
 import { loadPlan } from "./config/plan.js";
 import { StreamLogger } from "./log.js";
@@ -23,7 +24,7 @@ import { renderCaseTable, renderRunFooter } from "./report/table.js";
 import { ChildProcessRunner } from "./sandbox/process.js";
 import { checkSolvability } from "./solvable.js";
 import { VERSION } from "./version.js";
-import { git } from "./workspace/git.js";
+import { repositoryRoot } from "./workspace/git.js";
 
 export const EXIT = { pass: 0, fail: 1, usage: 2, internal: 3 } as const;
 
@@ -34,41 +35,19 @@ export interface CliIO {
   env: NodeJS.ProcessEnv;
 }
 
-function positiveInt(name: string) {
-  return (value: string): number => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < 1)
-      throw new InvalidArgumentError(`${name} must be a whole number of at least 1`);
-    return n;
+/** Commander wants its own error type for a flag value it should report. */
+function flag<T>(parse: (value: string, name: string) => T, name: string) {
+  return (value: string): T => {
+    try {
+      return parse(value, name);
+    } catch (error) {
+      throw new InvalidArgumentError((error as Error).message);
+    }
   };
 }
 
-function parseShard(value: string): { index: number; total: number } {
-  const m = /^(\d+)\/(\d+)$/.exec(value.trim());
-  const index = Number(m?.[1]);
-  const total = Number(m?.[2]);
-  if (!m || total < 1 || index < 1 || index > total) {
-    throw new InvalidArgumentError("--shard takes I/N with 1 <= I <= N, e.g. 2/4");
-  }
-  return { index, total };
-}
-
 function collect(value: string, previous: string[] = []): string[] {
-  return [
-    ...previous,
-    ...value
-      .split(",")
-      .map((v) => v.trim())
-      .filter(Boolean),
-  ];
-}
-
-async function projectRootOf(cwd: string): Promise<string> {
-  try {
-    return (await git(["rev-parse", "--show-toplevel"], { cwd })).trim() || cwd;
-  } catch {
-    return cwd;
-  }
+  return [...previous, ...splitList(value)];
 }
 
 function isCi(env: NodeJS.ProcessEnv): boolean {
@@ -113,11 +92,15 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
     .option("--target <name>", "run only this target (repeatable, or comma-separated)", collect)
     .option("--test <glob>", "run only tests whose id (or suite/id) matches (repeatable)", collect)
     .option("--tag <tag>", "run only tests with this tag (repeatable)", collect)
-    .option("--repeat <n>", "attempts per (test, target), overriding the eval files", positiveInt("--repeat"))
+    .option(
+      "--repeat <n>",
+      "attempts per (test, target), overriding the eval files",
+      flag(parsePositiveInt, "--repeat"),
+    )
     .option(
       "--concurrency <n>",
       "attempts at once (default: the eval files' setting, else CPU count)",
-      positiveInt("--concurrency"),
+      flag(parsePositiveInt, "--concurrency"),
     )
     .option("--out <dir>", "the bundle folder (default: .evalgate/results/<run_id>)")
     .option(
@@ -127,7 +110,11 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
     .option("--keep-workspaces", "keep each attempt's workspace for inspection")
     .option("--json", "print summary.json on stdout instead of the progress and table")
     .option("--baseline <dir>", "compare with a baseline bundle (the base branch's run)")
-    .option("--shard <i/n>", "run shard I of N (merge the shards' bundles with evalgate merge)", parseShard)
+    .option(
+      "--shard <i/n>",
+      "run shard I of N (merge the shards' bundles with evalgate merge)",
+      flag(parseShard, "--shard"),
+    )
     .action(async (paths: string[], o: Record<string, unknown>) => {
       const json = Boolean(o.json);
       const progress: Progress = json
@@ -137,7 +124,7 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
           : new LineProgress(stdout);
       const opts: RunOptions = {
         cwd,
-        projectRoot: await projectRootOf(cwd),
+        projectRoot: await repositoryRoot(cwd),
         paths,
         targets: o.target as string[] | undefined,
         tests: o.test as string[] | undefined,
@@ -179,18 +166,22 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
     )
     .argument("[paths...]", "eval files, folders or globs")
     .option("--solvable", "run each test's reference patch (must pass) and no change (must fail)")
-    .option("--attempts <n>", "with --solvable: attempts of each (default 1)", positiveInt("--attempts"))
+    .option(
+      "--attempts <n>",
+      "with --solvable: attempts of each (default 1)",
+      flag(parsePositiveInt, "--attempts"),
+    )
     .option(
       "--test <glob>",
       "with --solvable: only tests whose id (or suite/id) matches (repeatable)",
       collect,
     )
     .option("--tag <tag>", "with --solvable: only tests with this tag (repeatable)", collect)
-    .option("--concurrency <n>", "with --solvable: attempts at once", positiveInt("--concurrency"))
+    .option("--concurrency <n>", "with --solvable: attempts at once", flag(parsePositiveInt, "--concurrency"))
     .option("--out <dir>", "with --solvable: keep the bundle of the check here (default: not kept)")
     .option("--json", "with --solvable: print the report as JSON")
     .action(async (paths: string[], o: Record<string, unknown>) => {
-      const projectRoot = await projectRootOf(cwd);
+      const projectRoot = await repositoryRoot(cwd);
       if (o.solvable) {
         const json = Boolean(o.json);
         const attempts = (o.attempts as number | undefined) ?? 1;

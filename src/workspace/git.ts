@@ -153,3 +153,12 @@ export async function gitCapped(
   if (code !== 0) throw new GitError(args, stderr, code ?? undefined);
   return { head: Buffer.concat(kept), totalBytes };
 }
+
+/** The top folder of the git repository holding `cwd`, or `cwd` itself outside a repository. */
+export async function repositoryRoot(cwd: string): Promise<string> {
+  try {
+    return (await git(["rev-parse", "--show-toplevel"], { cwd })).trim() || cwd;
+  } catch {
+    return cwd;
+  }
+}

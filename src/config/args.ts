@@ -1,0 +1,31 @@
+/**
+ * Option values a user types, shared by both edges: the CLI's flags and the action's inputs parse
+ * them the same way and fail with the same words. `name` is how the user wrote the option
+ * (`--shard`, `shard`).
+ */
+import { UsageError } from "./errors.js";
+
+export function parsePositiveInt(value: string, name: string): number {
+  const n = Number(value.trim());
+  if (!value.trim() || !Number.isInteger(n) || n < 1)
+    throw new UsageError(`${name} must be a whole number of at least 1 (got ${JSON.stringify(value)})`);
+  return n;
+}
+
+export function parseShard(value: string, name: string): { index: number; total: number } {
+  const m = /^(\d+)\/(\d+)$/.exec(value.trim());
+  const index = Number(m?.[1]);
+  const total = Number(m?.[2]);
+  if (!m || total < 1 || index < 1 || index > total) {
+    throw new UsageError(`${name} takes I/N with 1 <= I <= N, e.g. 2/4 (got ${JSON.stringify(value)})`);
+  }
+  return { index, total };
+}
+
+/** Items separated by commas or new lines, trimmed, empty ones dropped. */
+export function splitList(value: string): string[] {
+  return value
+    .split(/[,\n]/)
+    .map((v) => v.trim())
+    .filter(Boolean);
+}

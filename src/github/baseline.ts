@@ -1,0 +1,109 @@
+/**
+ * `baseline: auto`: the bundle of the base branch's latest successful run of this workflow.
+ * Every way this can fail (no such run, no artifact, an expired one, a token without
+ * `actions: read`, a download error) ends in a note for the comment, never in a failed step.
+ */
+import path from "node:path";
+import { BundleError, readBundle } from "../bundle/read.js";
+import type { Logger } from "../log.js";
+import { apiStatus, explainApiError, type GitHubClient } from "./client.js";
+import type { EventContext } from "./context.js";
+import { type ArtifactRef, DownloadError, downloadArtifact, listRunArtifacts } from "./download.js";
+
+export type BaselineResult =
+  | { dir: string; runId: number; artifact: ArtifactRef; note?: undefined }
+  | { dir?: undefined; note: string };
+
+/** How many of the base branch's latest successful runs are searched for a bundle artifact. */
+const RUNS_SEARCHED = 10;
+
+const NEEDS_ACTIONS_READ =
+  "the token cannot read this repository's workflow runs and artifacts: add actions: read to the workflow's permissions";
+
+export async function fetchBaseline(
+  client: GitHubClient,
+  ctx: EventContext,
+  artifactName: string,
+  dest: string,
+  logger: Logger,
+): Promise<BaselineResult> {
+  if (!ctx.baseBranch) return { note: `the ${ctx.eventName} event has no base branch to compare with` };
+  if (!ctx.workflowPath)
+    return { note: "GITHUB_WORKFLOW_REF is not set, so this workflow's earlier runs cannot be found" };
+  const repo = { owner: ctx.owner, repo: ctx.repo };
+  const workflow = path.posix.basename(ctx.workflowPath);
+
+  let runs: { id: number; head_sha: string; event: string; run_number: number }[];
+  try {
+    const { data } = await client.rest.actions.listWorkflowRuns({
+      ...repo,
+      workflow_id: workflow,
+      branch: ctx.baseBranch,
+      status: "success",
+      exclude_pull_requests: true,
+      per_page: 30,
+    });
+    const self = `${ctx.owner}/${ctx.repo}`;
+    runs = data.workflow_runs
+      .filter(
+        (r) =>
+          r.id !== ctx.runId &&
+          // A fork's PR from its own `main` also has head_branch "main": only this repository's runs count.
+          !r.event.startsWith("pull_request") &&
+          (r.head_repository?.full_name ?? self) === self,
+      )
+      .slice(0, RUNS_SEARCHED);
+  } catch (error) {
+    const status = apiStatus(error);
+    if (status === 403) return { note: NEEDS_ACTIONS_READ };
+    if (status === 404)
+      return {
+        note: `the workflow ${workflow} was not found, or ${NEEDS_ACTIONS_READ.replace(/^the /, "")}`,
+      };
+    return { note: explainApiError(error, `listing the runs of ${workflow} on ${ctx.baseBranch}`) };
+  }
+  if (runs.length === 0)
+    return { note: `the base branch ${ctx.baseBranch} has no successful run of ${workflow}` };
+
+  let expired: { run: number } | undefined;
+  for (const run of runs) {
+    let artifacts: ArtifactRef[];
+    try {
+      artifacts = await listRunArtifacts(client, repo, run.id, artifactName);
+    } catch (error) {
+      if (apiStatus(error) === 403) return { note: NEEDS_ACTIONS_READ };
+      return { note: explainApiError(error, `listing the artifacts of run ${run.id}`) };
+    }
+    const live = artifacts.find((a) => !a.expired);
+    if (!live) {
+      if (artifacts.length > 0) expired ??= { run: run.run_number };
+      continue;
+    }
+    try {
+      await downloadArtifact(client, repo, live, dest);
+      await readBundle(dest);
+      logger.info(
+        `baseline: artifact ${live.name} of run ${run.run_number} on ${ctx.baseBranch} (${run.head_sha.slice(0, 7)})`,
+      );
+      return { dir: dest, runId: run.id, artifact: live };
+    } catch (error) {
+      if (error instanceof DownloadError && error.status === 410) {
+        expired ??= { run: run.run_number };
+        continue;
+      }
+      if (error instanceof BundleError)
+        return { note: `the artifact ${live.name} of run ${run.run_number} is not an evalgate bundle` };
+      if (apiStatus(error) === 403) return { note: NEEDS_ACTIONS_READ };
+      return {
+        note: `the artifact ${live.name} of run ${run.run_number} could not be used: ${
+          error instanceof DownloadError ? error.message : explainApiError(error, "downloading it")
+        }`,
+      };
+    }
+  }
+  return {
+    note: expired
+      ? `the ${artifactName} artifact of run ${expired.run} on ${ctx.baseBranch} has expired (raise retention-days to keep baselines longer)`
+      : `none of the last ${runs.length} successful runs of ${workflow} on ${ctx.baseBranch} has an artifact named ${artifactName}`,
+  };
+}

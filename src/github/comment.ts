@@ -1,0 +1,120 @@
+/**
+ * The sticky PR comment: one per pull request and comment key, found by its hidden marker line
+ * through every page of the PR's comments, and updated in place.
+ */
+import type { WireSummary } from "../bundle/wire.js";
+import type { GitHubClient } from "./client.js";
+import type { CommentMode } from "./inputs.js";
+
+export interface IssueRef {
+  owner: string;
+  repo: string;
+  number: number;
+}
+
+export interface StickyComment {
+  id: number;
+  url: string;
+}
+
+/** A comment is ours when one of its lines is exactly the marker (a quote of it is `> <!-- …`). */
+export function hasMarker(body: string | undefined | null, marker: string): boolean {
+  return (body ?? "").split("\n").some((line) => line.trim() === marker);
+}
+
+export async function findStickyComment(
+  client: GitHubClient,
+  ref: IssueRef,
+  marker: string,
+): Promise<StickyComment | undefined> {
+  const pages = client.paginate.iterator(client.rest.issues.listComments, {
+    owner: ref.owner,
+    repo: ref.repo,
+    issue_number: ref.number,
+    per_page: 100,
+  });
+  for await (const page of pages) {
+    const found = page.data.find((c) => hasMarker(c.body, marker));
+    if (found) return { id: found.id, url: found.html_url };
+  }
+  return undefined;
+}
+
+/** Updates the sticky comment, or creates it. Returns it and whether it is new. */
+export async function upsertStickyComment(
+  client: GitHubClient,
+  ref: IssueRef,
+  marker: string,
+  body: string,
+  existing?: StickyComment,
+): Promise<{ comment: StickyComment; created: boolean }> {
+  const current = existing ?? (await findStickyComment(client, ref, marker));
+  if (current) {
+    try {
+      const { data } = await client.rest.issues.updateComment({
+        owner: ref.owner,
+        repo: ref.repo,
+        comment_id: current.id,
+        body,
+      });
+      return { comment: { id: data.id, url: data.html_url }, created: false };
+    } catch (error) {
+      // Deleted between the search and the update: post a new one.
+      if ((error as { status?: number }).status !== 404) throw error;
+    }
+  }
+  const { data } = await client.rest.issues.createComment({
+    owner: ref.owner,
+    repo: ref.repo,
+    issue_number: ref.number,
+    body,
+  });
+  return { comment: { id: data.id, url: data.html_url }, created: true };
+}
+
+export interface CommentFacts {
+  gateFailed: boolean;
+  /** A baseline was compared with. */
+  hasBaseline: boolean;
+  /** Some case changed against the baseline, or the gate's verdict differs from the baseline's. */
+  changed: boolean;
+}
+
+/**
+ * Whether to post or update the comment in `mode`. An existing comment is always kept current
+ * (except with `off`), so that it never shows a failure that has since been fixed.
+ */
+export function commentWanted(
+  mode: CommentMode,
+  facts: CommentFacts,
+  existing: boolean,
+): { post: boolean; why: string } {
+  switch (mode) {
+    case "off":
+      return { post: false, why: "comment: off" };
+    case "always":
+      return { post: true, why: "comment: always" };
+    case "failures":
+      if (facts.gateFailed) return { post: true, why: "the gate failed" };
+      return existing
+        ? { post: true, why: "an earlier comment exists and is kept current" }
+        : { post: false, why: "comment: failures, and the gate passed" };
+    case "changes":
+      if (existing) return { post: true, why: "an earlier comment exists and is kept current" };
+      if (!facts.hasBaseline)
+        return facts.gateFailed
+          ? { post: true, why: "no baseline to compare with, and the gate failed" }
+          : { post: false, why: "comment: changes, no baseline to compare with, and the gate passed" };
+      return facts.changed
+        ? { post: true, why: "results changed against the baseline" }
+        : { post: false, why: "comment: changes, and nothing changed against the baseline" };
+  }
+}
+
+/** Whether `summary` differs from the baseline: a case changed, or the gate's verdict did. */
+export function changedFromBaseline(summary: WireSummary, baseline: WireSummary | undefined): boolean {
+  const c = summary.comparison;
+  if (!c) return false;
+  if (c.regressed + c.improved + c.new + c.removed > 0) return true;
+  return baseline !== undefined && baseline.gate.verdict !== summary.gate.verdict;
+}

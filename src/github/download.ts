@@ -1,0 +1,109 @@
+/**
+ * Downloading bundle artifacts of workflow runs through the REST API (needs `actions: read`):
+ * the base branch's bundle (baseline), this run's shard bundles (merge), the triggering run's bundle
+ * (workflow_run). The zip is fetched from the address the API redirects to, without the token, and
+ * extracted as untrusted input.
+ */
+import { createWriteStream } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { Readable, Transform } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import type { GitHubClient } from "./client.js";
+import { extractZip } from "./unzip.js";
+
+export interface ArtifactRef {
+  id: number;
+  name: string;
+  expired: boolean;
+  size: number;
+  runId: number;
+}
+
+/** A download that failed for a reason worth telling the user (expired, forbidden, too large). */
+export class DownloadError extends Error {
+  constructor(
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = "DownloadError";
+  }
+}
+
+/** Artifacts of one workflow run, every page, optionally only those named `name`. */
+export async function listRunArtifacts(
+  client: GitHubClient,
+  repo: { owner: string; repo: string },
+  runId: number,
+  name?: string,
+): Promise<ArtifactRef[]> {
+  const all = await client.paginate(client.rest.actions.listWorkflowRunArtifacts, {
+    owner: repo.owner,
+    repo: repo.repo,
+    run_id: runId,
+    per_page: 100,
+    ...(name ? { name } : {}),
+  });
+  return all
+    .filter((a) => !name || a.name === name)
+    .map((a) => ({ id: a.id, name: a.name, expired: a.expired, size: a.size_in_bytes, runId }));
+}
+
+const MAX_ZIP_BYTES = 2 * 1024 ** 3;
+
+/** Downloads artifact `id` and extracts it into `dest`. */
+export async function downloadArtifact(
+  client: GitHubClient,
+  repo: { owner: string; repo: string },
+  artifact: { id: number; name: string },
+  dest: string,
+  tmpRoot: string = process.env.RUNNER_TEMP || os.tmpdir(),
+): Promise<void> {
+  let location: string | undefined;
+  try {
+    const res = await client.rest.actions.downloadArtifact({
+      owner: repo.owner,
+      repo: repo.repo,
+      artifact_id: artifact.id,
+      archive_format: "zip",
+      request: { redirect: "manual" },
+    });
+    location = (res.headers as Record<string, string | undefined>).location;
+  } catch (error) {
+    const status = (error as { status?: number }).status;
+    if (status === 410) throw new DownloadError(`artifact ${artifact.name} has expired`, 410);
+    throw error;
+  }
+  if (!location) throw new DownloadError(`GitHub gave no download address for artifact ${artifact.name}`);
+
+  // The address is signed: no token goes with it.
+  const response = await fetch(location, { redirect: "follow" });
+  if (!response.ok || !response.body) {
+    throw new DownloadError(
+      `downloading artifact ${artifact.name} failed: ${response.status} ${response.statusText}`,
+      response.status,
+    );
+  }
+  const tmp = await mkdtemp(path.join(tmpRoot, "evalgate-artifact-"));
+  try {
+    const zipFile = path.join(tmp, "artifact.zip");
+    let bytes = 0;
+    const cap = new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        bytes += chunk.length;
+        if (bytes > MAX_ZIP_BYTES) done(new DownloadError(`artifact ${artifact.name} is larger than 2 GiB`));
+        else done(null, chunk);
+      },
+    });
+    await pipeline(
+      Readable.fromWeb(response.body as import("node:stream/web").ReadableStream),
+      cap,
+      createWriteStream(zipFile),
+    );
+    await extractZip(zipFile, dest);
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
+  }
+}

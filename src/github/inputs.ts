@@ -1,0 +1,149 @@
+/**
+ * The action's inputs (action.yml), parsed once. A run becomes the same RunOptions the CLI builds
+ * from its flags; the rest says what to publish and where. A wrong value is a UsageError naming the
+ * input, before anything runs.
+ */
+import path from "node:path";
+import { parsePositiveInt, parseShard, splitList } from "../config/args.js";
+import { UsageError } from "../config/errors.js";
+import type { RunOptions } from "../pipeline.js";
+
+export const COMMENT_MODES = ["always", "changes", "failures", "off"] as const;
+export type CommentMode = (typeof COMMENT_MODES)[number];
+
+export type BaselineInput = { kind: "auto" } | { kind: "off" } | { kind: "path"; path: string };
+
+/** What the step does: run evals (maybe one shard), merge shard bundles, or publish a bundle. */
+export type ActionMode =
+  | { kind: "run"; options: RunOptions }
+  | { kind: "merge"; from: "artifacts" | string[]; out?: string }
+  | { kind: "report"; from: "workflow-run" | string };
+
+export interface ActionInputs {
+  mode: ActionMode;
+  /** The folder the step works in (working-directory against GITHUB_WORKSPACE). */
+  cwd: string;
+  token: string;
+  comment: CommentMode;
+  commentKey: string;
+  baseline: BaselineInput;
+  artifactName: string;
+  retentionDays?: number;
+  checkName?: string;
+  allowPullRequestTarget: boolean;
+}
+
+/** Reads one input as GitHub passes it (`INPUT_<NAME>`, trimmed); "" when not given. */
+export type InputReader = (name: string) => string;
+
+export function envInputReader(env: NodeJS.ProcessEnv): InputReader {
+  // The runner upper-cases the name and keeps hyphens: github-token → INPUT_GITHUB-TOKEN.
+  return (name) => (env[`INPUT_${name.replace(/ /g, "_").toUpperCase()}`] ?? "").trim();
+}
+
+function bool(get: InputReader, name: string): boolean {
+  const v = get(name);
+  if (v === "") return false;
+  if (/^(true|yes|on)$/i.test(v)) return true;
+  if (/^(false|no|off)$/i.test(v)) return false;
+  throw new UsageError(`input ${name}: expected true or false, got ${JSON.stringify(v)}`);
+}
+
+function list(get: InputReader, name: string): string[] | undefined {
+  const items = splitList(get(name));
+  return items.length > 0 ? items : undefined;
+}
+
+function optionalInt(get: InputReader, name: string): number | undefined {
+  const v = get(name);
+  return v === "" ? undefined : parsePositiveInt(v, `input ${name}`);
+}
+
+/** The artifact name rules of @actions/artifact, checked before the run instead of after it. */
+const BAD_ARTIFACT_CHARS = /["':<>|*?\\/\r\n]/;
+
+export function parseInputs(get: InputReader, opts: { workspace: string }): ActionInputs {
+  const cwd = path.resolve(opts.workspace, get("working-directory") || ".");
+
+  const comment = (get("comment") || "always").toLowerCase();
+  if (!(COMMENT_MODES as readonly string[]).includes(comment)) {
+    throw new UsageError(
+      `input comment: ${JSON.stringify(comment)} is not a comment mode; use one of ${COMMENT_MODES.join(", ")}`,
+    );
+  }
+
+  const baselineText = get("baseline") || "auto";
+  const baseline: BaselineInput =
+    baselineText === "auto"
+      ? { kind: "auto" }
+      : baselineText === "off"
+        ? { kind: "off" }
+        : { kind: "path", path: path.resolve(cwd, baselineText) };
+
+  const artifactName = get("artifact-name") || "evalgate";
+  if (BAD_ARTIFACT_CHARS.test(artifactName)) {
+    throw new UsageError(
+      `input artifact-name: ${JSON.stringify(artifactName)} has a character artifacts cannot use (" : < > | * ? \\ / or a new line)`,
+    );
+  }
+  const retention = get("retention-days");
+  let retentionDays: number | undefined;
+  if (retention !== "") {
+    retentionDays = parsePositiveInt(retention, "input retention-days");
+    if (retentionDays > 90)
+      throw new UsageError("input retention-days: at most 90 days (GitHub's limit for artifacts)");
+  }
+
+  const commentKey = get("comment-key") || "default";
+  if (!/^[A-Za-z0-9._-]+$/.test(commentKey)) {
+    throw new UsageError(
+      `input comment-key: ${JSON.stringify(commentKey)} may only use letters, digits, ".", "_" and "-"`,
+    );
+  }
+
+  const shardText = get("shard");
+  const mergeText = get("merge");
+  const bundleText = get("bundle");
+  const modes = [shardText && "shard", mergeText && "merge", bundleText && "bundle"].filter(Boolean);
+  if (modes.length > 1) {
+    throw new UsageError(
+      `inputs ${modes.join(" and ")} cannot be combined: a step runs one shard, merges shards, or publishes a bundle`,
+    );
+  }
+
+  const out = get("out") || undefined;
+  let mode: ActionMode;
+  if (mergeText) {
+    const from = mergeText === "artifacts" ? "artifacts" : splitList(mergeText);
+    mode = { kind: "merge", from, ...(out ? { out } : {}) };
+  } else if (bundleText) {
+    mode = { kind: "report", from: bundleText === "workflow-run" ? "workflow-run" : bundleText };
+  } else {
+    const options: RunOptions = {
+      cwd,
+      paths: splitList(get("evals") || "."),
+      targets: list(get, "target"),
+      tests: list(get, "test"),
+      tags: list(get, "tag"),
+      repeat: optionalInt(get, "repeat"),
+      concurrency: optionalInt(get, "concurrency"),
+      out,
+      shard: shardText ? parseShard(shardText, "input shard") : undefined,
+    };
+    mode = { kind: "run", options };
+  }
+
+  const checkName = get("check-name");
+  return {
+    mode,
+    cwd,
+    token: get("github-token"),
+    comment: comment as CommentMode,
+    commentKey,
+    baseline,
+    artifactName,
+    ...(retentionDays ? { retentionDays } : {}),
+    ...(checkName ? { checkName } : {}),
+    allowPullRequestTarget: bool(get, "allow-pull-request-target"),
+  };
+}

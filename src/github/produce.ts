@@ -1,0 +1,325 @@
+/**
+ * The bundle a step publishes: run the evals (maybe one shard), merge the shards' bundles, or take a
+ * finished bundle (a path, or the artifact of the run that triggered a workflow_run).
+ */
+import { existsSync } from "node:fs";
+import { mkdtemp, readdir, readFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { glob } from "tinyglobby";
+import { mergeBundles } from "../bundle/merge.js";
+import { type Bundle, BundleError, readBundle } from "../bundle/read.js";
+import type { WireIndexRow, WireSummary } from "../bundle/wire.js";
+import { UsageError } from "../config/errors.js";
+import type { Logger } from "../log.js";
+import { newRunId, type RunOptions, runEvals } from "../pipeline.js";
+import { LineProgress } from "../report/console.js";
+import { ChildProcessRunner } from "../sandbox/process.js";
+import { VERSION } from "../version.js";
+import { git, repositoryRoot } from "../workspace/git.js";
+import { parseShardArtifactName } from "./artifact.js";
+import { fetchBaseline } from "./baseline.js";
+import { explainApiError, type GitHubClient } from "./client.js";
+import type { EventContext } from "./context.js";
+import { type ArtifactRef, downloadArtifact, listRunArtifacts } from "./download.js";
+import type { ActionInputs } from "./inputs.js";
+
+/** What the action records beside a bundle it made, for a later workflow_run step. */
+export const GITHUB_RECORD = "github.json";
+export interface GitHubRecord {
+  schema: "evalgate.github/v1";
+  repository: string;
+  event: string;
+  sha: string;
+  pull_request: number | null;
+  fork: boolean;
+  base_branch: string | null;
+  run_id: number | null;
+  run_attempt: number | null;
+  baseline_note: string | null;
+}
+
+export interface Produced {
+  dir: string;
+  summary: WireSummary;
+  rows: WireIndexRow[];
+  /** The baseline compared with, if any. */
+  baseline?: Bundle;
+  /** Why there is no baseline. */
+  baselineNote?: string;
+  /** This step made the bundle (run, merge), so it uploads it; a published bundle is not uploaded again. */
+  made: boolean;
+  /** Set when the bundle came from a workflow_run: the PR and commit it belongs to. */
+  from?: { pr: number | null; sha: string };
+}
+
+export interface ProduceDeps {
+  client: GitHubClient | undefined;
+  logger: Logger;
+  env: NodeJS.ProcessEnv;
+}
+
+function scratch(env: NodeJS.ProcessEnv, prefix: string): Promise<string> {
+  return mkdtemp(path.join(env.RUNNER_TEMP || os.tmpdir(), prefix));
+}
+
+async function readBundleFrom(dir: string, what: string): Promise<Bundle> {
+  try {
+    return await readBundle(dir);
+  } catch (error) {
+    if (error instanceof BundleError) throw new UsageError(`${what}: ${error.message}`);
+    throw error;
+  }
+}
+
+/** The baseline bundle (`baseline` input), or why there is none. */
+async function resolveBaseline(
+  inputs: ActionInputs,
+  ctx: EventContext,
+  deps: ProduceDeps,
+): Promise<{ bundle?: Bundle; note?: string }> {
+  const b = inputs.baseline;
+  if (b.kind === "off") return { note: "the comparison is switched off (baseline: off)" };
+  if (b.kind === "path") return { bundle: await readBundleFrom(b.path, "input baseline") };
+  if (!deps.client) return { note: "no github-token to look up the base branch's runs" };
+  const dest = await scratch(deps.env, "evalgate-baseline-");
+  const found = await fetchBaseline(deps.client, ctx, inputs.artifactName, dest, deps.logger);
+  if (found.note !== undefined) {
+    deps.logger.info(`no baseline: ${found.note}`);
+    return { note: found.note };
+  }
+  return { bundle: await readBundle(found.dir) };
+}
+
+/**
+ * Under pull_request_target the workflow holds secrets and a write token while the PR's code is
+ * untrusted: running agents and scorers on a checkout of it hands both to the PR's author.
+ */
+async function guardPullRequestTarget(inputs: ActionInputs, ctx: EventContext): Promise<void> {
+  if (ctx.eventName !== "pull_request_target" || inputs.allowPullRequestTarget) return;
+  const head = await git(["rev-parse", "HEAD"], { cwd: inputs.cwd }).then(
+    (s) => s.trim(),
+    () => null,
+  );
+  if (head && head === ctx.workflowSha) return;
+  throw new UsageError(
+    `refusing to run under pull_request_target on ${head ? `commit ${head.slice(0, 7)}, which is not the base branch's commit ${ctx.workflowSha?.slice(0, 7) ?? "(unknown)"}` : "a folder that is not a git checkout"}: ` +
+      "this event gives the workflow your secrets and a write token, and the pull request's code (its agents, " +
+      "scorers and setup commands) could steal them. Use the pull_request event instead (for forks, the " +
+      "two-workflow recipe in docs/fork-pull-requests.md), or set allow-pull-request-target: true only if " +
+      "you trust every pull request's author.",
+  );
+}
+
+async function runMode(
+  options: RunOptions,
+  inputs: ActionInputs,
+  ctx: EventContext,
+  deps: ProduceDeps,
+): Promise<Produced> {
+  await guardPullRequestTarget(inputs, ctx);
+  // A shard's comparison is redone when the shards are merged: only the merge step fetches a baseline.
+  const base = options.shard
+    ? { note: "shards are compared when merged" }
+    : await resolveBaseline(inputs, ctx, deps);
+  // One collapsible group in the job log for the attempts; the verdict is printed after it.
+  deps.logger.group?.(
+    `evalgate: running ${options.paths.join(", ")}${options.shard ? ` (shard ${options.shard.index}/${options.shard.total})` : ""}`,
+  );
+  let result: Awaited<ReturnType<typeof runEvals>>;
+  try {
+    result = await runEvals(
+      {
+        ...options,
+        projectRoot: await repositoryRoot(options.cwd),
+        // Under pull_request_target the checkout, not the event, says what is evaluated.
+        ...(ctx.sha && ctx.eventName !== "pull_request_target" ? { gitSha: ctx.sha } : {}),
+        ...(base.bundle ? { baseline: base.bundle.dir } : {}),
+      },
+      { runner: new ChildProcessRunner(), progress: new LineProgress(process.stdout), logger: deps.logger },
+    );
+  } finally {
+    deps.logger.groupEnd?.();
+  }
+  return {
+    dir: result.bundleDir,
+    summary: result.summary,
+    rows: result.rows,
+    ...(base.bundle ? { baseline: base.bundle } : {}),
+    ...(base.note ? { baselineNote: base.note } : {}),
+    made: true,
+  };
+}
+
+/** Bundle folders named by `merge:` paths: a bundle, a glob of bundles, or a folder of bundles. */
+async function bundleDirs(patterns: string[], cwd: string): Promise<string[]> {
+  const dirs: string[] = [];
+  for (const p of patterns) {
+    const matches = /[*?[{]/.test(p)
+      ? (await glob(p, { cwd, onlyDirectories: true, absolute: true, expandDirectories: false })).sort()
+      : [path.resolve(cwd, p)];
+    if (matches.length === 0) throw new UsageError(`input merge: ${p} matches no folder`);
+    for (const dir of matches) {
+      if (existsSync(path.join(dir, "summary.json"))) {
+        dirs.push(dir);
+        continue;
+      }
+      // actions/download-artifact puts each artifact in a folder of its name.
+      const inner = existsSync(dir)
+        ? (await readdir(dir, { withFileTypes: true }))
+            .filter((e) => e.isDirectory() && existsSync(path.join(dir, e.name, "summary.json")))
+            .map((e) => path.join(dir, e.name))
+            .sort()
+        : [];
+      if (inner.length === 0) throw new UsageError(`input merge: ${p} holds no evalgate bundle`);
+      dirs.push(...inner);
+    }
+  }
+  return dirs.map((d) => path.resolve(d).replace(/\/+$/, ""));
+}
+
+/** This run's shard artifacts (`<artifact-name>-shard-I-of-N`), downloaded. */
+async function downloadShards(inputs: ActionInputs, ctx: EventContext, deps: ProduceDeps): Promise<string[]> {
+  if (!deps.client) throw new UsageError("input merge: artifacts needs the github-token input");
+  if (!ctx.runId)
+    throw new UsageError("input merge: artifacts needs GITHUB_RUN_ID (run it inside a workflow)");
+  const repo = { owner: ctx.owner, repo: ctx.repo };
+  const root = await scratch(deps.env, "evalgate-shards-");
+  let shards: ArtifactRef[];
+  try {
+    shards = (await listRunArtifacts(deps.client, repo, ctx.runId)).filter((a) =>
+      parseShardArtifactName(a.name, inputs.artifactName),
+    );
+  } catch (error) {
+    throw new UsageError(explainApiError(error, "listing this run's shard artifacts", "actions: read"));
+  }
+  if (shards.length === 0) {
+    throw new UsageError(
+      `input merge: this run has no artifact named ${inputs.artifactName}-shard-I-of-N; run the shard jobs first (needs: [...]) with the same artifact-name`,
+    );
+  }
+  const dirs: string[] = [];
+  for (const a of shards.sort((x, y) => x.name.localeCompare(y.name))) {
+    const dest = path.join(root, a.name);
+    try {
+      await downloadArtifact(deps.client, repo, a, dest);
+    } catch (error) {
+      throw new UsageError(
+        explainApiError(error, `downloading the shard artifact ${a.name}`, "actions: read"),
+      );
+    }
+    dirs.push(dest);
+  }
+  deps.logger.info(`merging ${dirs.length} shard artifacts: ${shards.map((a) => a.name).join(", ")}`);
+  return dirs;
+}
+
+async function mergeMode(
+  mode: { from: "artifacts" | string[]; out?: string },
+  inputs: ActionInputs,
+  ctx: EventContext,
+  deps: ProduceDeps,
+): Promise<Produced> {
+  const dirs =
+    mode.from === "artifacts"
+      ? await downloadShards(inputs, ctx, deps)
+      : await bundleDirs(mode.from, inputs.cwd);
+  const base = await resolveBaseline(inputs, ctx, deps);
+  const runId = newRunId();
+  const out = path.resolve(inputs.cwd, mode.out ?? path.join(".evalgate", "results", runId));
+  const merged = await mergeBundles({
+    bundles: dirs,
+    out,
+    runId,
+    version: VERSION,
+    ...(base.bundle ? { baseline: base.bundle } : {}),
+  }).catch((error) => {
+    if (error instanceof BundleError) throw new UsageError(`input merge: ${error.message}`);
+    throw error;
+  });
+  return {
+    dir: out,
+    summary: merged.summary,
+    rows: merged.rows,
+    ...(base.bundle ? { baseline: base.bundle } : {}),
+    ...(base.note ? { baselineNote: base.note } : {}),
+    made: true,
+  };
+}
+
+async function readRecord(dir: string): Promise<Partial<GitHubRecord>> {
+  try {
+    return JSON.parse(await readFile(path.join(dir, GITHUB_RECORD), "utf8")) as Partial<GitHubRecord>;
+  } catch {
+    return {};
+  }
+}
+
+async function reportMode(
+  from: string,
+  inputs: ActionInputs,
+  ctx: EventContext,
+  deps: ProduceDeps,
+): Promise<Produced> {
+  if (from !== "workflow-run") {
+    const bundle = await readBundleFrom(path.resolve(inputs.cwd, from), "input bundle");
+    const record = await readRecord(bundle.dir);
+    return {
+      dir: bundle.dir,
+      summary: bundle.summary,
+      rows: bundle.rows,
+      ...(record.baseline_note ? { baselineNote: record.baseline_note } : {}),
+      made: false,
+    };
+  }
+  const wr = ctx.workflowRun;
+  if (!wr)
+    throw new UsageError("input bundle: workflow-run works only in a workflow triggered by workflow_run");
+  if (!deps.client) throw new UsageError("input bundle: workflow-run needs the github-token input");
+  const repo = { owner: ctx.owner, repo: ctx.repo };
+  let artifact: ArtifactRef | undefined;
+  try {
+    artifact = (await listRunArtifacts(deps.client, repo, wr.id, inputs.artifactName)).find(
+      (a) => !a.expired,
+    );
+  } catch (error) {
+    throw new UsageError(explainApiError(error, `listing the artifacts of run ${wr.id}`, "actions: read"));
+  }
+  if (!artifact) {
+    throw new UsageError(
+      `input bundle: run ${wr.id} has no artifact named ${inputs.artifactName} (did its evalgate step run, with the same artifact-name?)`,
+    );
+  }
+  const dest = await scratch(deps.env, "evalgate-bundle-");
+  try {
+    await downloadArtifact(deps.client, repo, artifact, dest);
+  } catch (error) {
+    throw new UsageError(
+      explainApiError(error, `downloading artifact ${artifact.name} of run ${wr.id}`, "actions: read"),
+    );
+  }
+  const bundle = await readBundleFrom(dest, `artifact ${artifact.name} of run ${wr.id}`);
+  // The artifact was written by the triggering run, which may be a fork's code: its record is a
+  // claim, checked against GitHub before anything is posted (see main.ts).
+  const record = await readRecord(dest);
+  const pr = wr.pullRequests[0] ?? (typeof record.pull_request === "number" ? record.pull_request : null);
+  return {
+    dir: bundle.dir,
+    summary: bundle.summary,
+    rows: bundle.rows,
+    ...(typeof record.baseline_note === "string" ? { baselineNote: record.baseline_note } : {}),
+    made: false,
+    from: { pr, sha: wr.headSha },
+  };
+}
+
+export async function produceBundle(
+  inputs: ActionInputs,
+  ctx: EventContext,
+  deps: ProduceDeps,
+): Promise<Produced> {
+  const mode = inputs.mode;
+  if (mode.kind === "run") return runMode(mode.options, inputs, ctx, deps);
+  if (mode.kind === "merge") return mergeMode(mode, inputs, ctx, deps);
+  return reportMode(mode.from, inputs, ctx, deps);
+}

@@ -1,0 +1,79 @@
+/**
+ * action.yml and the documented workflows, checked offline with @action-validator/cli (the
+ * SchemaStore schemas for actions and workflows).
+ */
+import { spawnSync } from "node:child_process";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { ROOT, tempDir } from "../helpers.js";
+
+const VALIDATOR = path.join(ROOT, "node_modules", "@action-validator", "cli", "cli.mjs");
+
+function validate(file: string): { code: number; errors: string } {
+  const r = spawnSync(process.execPath, [VALIDATOR, file], { encoding: "utf8", timeout: 60_000 });
+  return { code: r.status ?? -1, errors: `${r.stdout}${r.stderr}` };
+}
+
+describe("action.yml", () => {
+  const text = readFileSync(path.join(ROOT, "action.yml"), "utf8");
+  const yml = parse(text) as {
+    runs: { using: string; main: string };
+    inputs: Record<string, { description?: string; default?: string }>;
+    outputs: Record<string, { description?: string }>;
+  };
+
+  it("runs dist/index.js on node24", () => {
+    expect(yml.runs).toEqual({ using: "node24", main: "dist/index.js" });
+  });
+
+  it("passes the validator (whose schema predates node24, so it sees node20 in a copy)", () => {
+    // The validator's schema knows node12/16/20; node24 is the only difference allowed.
+    const dir = path.join(tempDir("evalgate-action-yml-"), "copy");
+    mkdirSync(dir);
+    writeFileSync(path.join(dir, "action.yml"), text.replace("using: node24", "using: node20"));
+    const ok = validate(path.join(dir, "action.yml"));
+    expect(ok.errors).toBe("");
+    expect(ok.code).toBe(0);
+    // …and the validator does fail on a broken action.
+    writeFileSync(path.join(dir, "action.yml"), text.replace("main: dist/index.js", "mian: dist/index.js"));
+    expect(validate(path.join(dir, "action.yml")).code).toBe(1);
+  });
+
+  it("describes every input and output", () => {
+    for (const [name, spec] of Object.entries({ ...yml.inputs, ...yml.outputs })) {
+      expect(spec.description, name).toMatch(/\w{3,}/);
+    }
+  });
+});
+
+describe("the example workflows in docs/workflows", () => {
+  const dir = path.join(ROOT, "docs", "workflows");
+  const files = readdirSync(dir).filter((f) => f.endsWith(".yml"));
+
+  it("has the basic gate, the sharded gate and the fork recipe", () => {
+    expect(files.sort()).toEqual(["evals-fork-comment.yml", "evals-sharded.yml", "evals.yml"]);
+  });
+
+  it.each(files)("%s passes the validator", (file) => {
+    const r = validate(path.join(dir, file));
+    expect(r.errors).toBe("");
+    expect(r.code).toBe(0);
+  });
+
+  it.each(files)("%s uses only inputs the action declares", (file) => {
+    const inputs = Object.keys(
+      (parse(readFileSync(path.join(ROOT, "action.yml"), "utf8")) as { inputs: object }).inputs,
+    );
+    const wf = parse(readFileSync(path.join(dir, file), "utf8")) as {
+      jobs: Record<string, { steps: { uses?: string; with?: Record<string, unknown> }[] }>;
+    };
+    const steps = Object.values(wf.jobs).flatMap((j) =>
+      j.steps.filter((s) => s.uses?.includes("/evalgate@")),
+    );
+    expect(steps.length).toBeGreaterThan(0);
+    for (const s of steps)
+      for (const k of Object.keys(s.with ?? {})) expect(inputs, `${file}: ${k}`).toContain(k);
+  });
+});

