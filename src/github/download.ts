@@ -10,8 +10,9 @@ import os from "node:os";
 import path from "node:path";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import type { ArchiveLimits } from "../config/types.js";
+import { ArchiveRefused, unpackArchive } from "../workspace/archive.js";
 import type { GitHubClient } from "./client.js";
-import { extractZip } from "./unzip.js";
 
 export interface ArtifactRef {
   id: number;
@@ -102,8 +103,34 @@ export async function downloadArtifact(
       cap,
       createWriteStream(zipFile),
     );
-    await extractZip(zipFile, dest);
+    await extractArtifact(zipFile, dest, artifact.name);
   } finally {
     await rm(tmp, { recursive: true, force: true });
+  }
+}
+
+/** What one bundle artifact may hold: bundles are large, but not unbounded. */
+export const ARTIFACT_LIMITS: ArchiveLimits = {
+  maxSize: MAX_ZIP_BYTES,
+  maxUnpackedSize: 2 * 1024 ** 3,
+  maxEntries: 200_000,
+};
+
+/**
+ * Extracts a downloaded artifact zip into `dest` as untrusted input, with the checks of archive
+ * seeds (workspace/archive.ts): the whole zip is read and found safe before anything is written.
+ */
+export async function extractArtifact(
+  zipFile: string,
+  dest: string,
+  name: string,
+  limits: ArchiveLimits = ARTIFACT_LIMITS,
+): Promise<void> {
+  try {
+    await unpackArchive(zipFile, dest, limits);
+  } catch (error) {
+    if (error instanceof ArchiveRefused)
+      throw new DownloadError(`artifact ${name} was refused: ${error.message}`);
+    throw error;
   }
 }

@@ -4,7 +4,7 @@
  * load the native binding and the language parsers from its own native/ folder.
  */
 import { spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -155,5 +155,59 @@ describe("a bundled evalgate (ncc + ship-native) runs ast-grep scorers", () => {
     expect(r.stderr).toMatch(
       /lang: ast-grep cannot use typescript here: ast-grep cannot be loaded on linux-x64-gnu/,
     );
+  });
+});
+
+describe("the committed dist/ (the action) runs ast-grep scorers", () => {
+  it("grades TypeScript and Python patterns from a copy that cannot reach node_modules", () => {
+    const root = tempDir("evalgate-dist-run-");
+    const dist = path.join(root, "dist");
+    cpSync(path.join(ROOT, "dist"), dist, { recursive: true });
+    const home = path.join(root, "home");
+    cpSync(FIXTURE, path.join(home, "evals"), { recursive: true });
+    const outputs = path.join(root, "outputs.txt");
+    const event = path.join(root, "event.json");
+    writeFileSync(outputs, "");
+    writeFileSync(event, "{}");
+    const r = spawnSync(process.execPath, [path.join(dist, "index.js")], {
+      cwd: home,
+      encoding: "utf8",
+      timeout: 120_000,
+      // The runner's variables of a workflow_dispatch job, without GitHub to talk to: nothing is
+      // posted (comment: off), and the upload is skipped with a warning.
+      env: {
+        PATH: process.env.PATH,
+        HOME: root,
+        GITHUB_ACTIONS: "true",
+        GITHUB_REPOSITORY: "acme/shop",
+        GITHUB_EVENT_NAME: "workflow_dispatch",
+        GITHUB_EVENT_PATH: event,
+        GITHUB_SHA: "0".repeat(40),
+        GITHUB_REF: "refs/heads/main",
+        GITHUB_RUN_ID: "1",
+        GITHUB_API_URL: "http://127.0.0.1:9",
+        GITHUB_OUTPUT: outputs,
+        GITHUB_WORKSPACE: home,
+        RUNNER_TEMP: tempDir("evalgate-dist-temp-"),
+        INPUT_EVALS: "evals",
+        INPUT_COMMENT: "off",
+        INPUT_BASELINE: "off",
+        INPUT_OUT: "bundle-out",
+        "INPUT_GITHUB-TOKEN": "",
+      },
+    });
+    // The noop target fails its case, so the gate fails: exit 1, and no internal error.
+    expect(r.stdout + r.stderr).not.toMatch(/internal error|cannot be loaded/);
+    expect(r.status).toBe(1);
+    expect(readFileSync(outputs, "utf8")).toMatch(/^verdict<<(\S+)\nfail\n\1$/m);
+    const out = path.join(home, "bundle-out");
+    const fixer = grading(out, "fixer").scorers;
+    expect(fixer.map((s) => [s.name, s.state, s.passed])).toEqual([
+      ["no-eval", "complete", true],
+      ["uses-number", "complete", true],
+      ["prints", "complete", true],
+      ["new-python-clean", "complete", true],
+    ]);
+    expect(grading(out, "noop").scorers[0]!.passed).toBe(false);
   });
 });

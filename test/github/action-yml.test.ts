@@ -77,3 +77,34 @@ describe("the example workflows in docs/workflows", () => {
       for (const k of Object.keys(s.with ?? {})) expect(inputs, `${file}: ${k}`).toContain(k);
   });
 });
+
+describe("the project's own workflow (.github/workflows/ci.yml)", () => {
+  const file = path.join(ROOT, ".github", "workflows", "ci.yml");
+  const wf = parse(readFileSync(file, "utf8")) as {
+    jobs: Record<string, { steps: { uses?: string; run?: string; with?: Record<string, unknown> }[] }>;
+  };
+
+  it("passes the validator", () => {
+    const r = validate(file);
+    expect(r.errors).toBe("");
+    expect(r.code).toBe(0);
+  });
+
+  it("runs what .ci/run runs: lint, the dist/ check and the tests", () => {
+    const runs = Object.values(wf.jobs).flatMap((j) => j.steps.map((s) => s.run ?? ""));
+    for (const command of ["npm ci", "npm run lint", "npm run bundle", "npm test"])
+      expect(
+        runs.some((r) => r.includes(command)),
+        command,
+      ).toBe(true);
+  });
+
+  it("runs the action from the checkout with inputs it declares", () => {
+    const inputs = Object.keys(
+      (parse(readFileSync(path.join(ROOT, "action.yml"), "utf8")) as { inputs: object }).inputs,
+    );
+    const steps = Object.values(wf.jobs).flatMap((j) => j.steps.filter((s) => s.uses === "./"));
+    expect(steps).toHaveLength(1);
+    for (const k of Object.keys(steps[0]!.with ?? {})) expect(inputs, k).toContain(k);
+  });
+});
