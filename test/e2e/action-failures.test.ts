@@ -244,6 +244,30 @@ describe("the action when GitHub does not cooperate", () => {
     expect(ours()[0]!.body).toContain("gate passed");
   });
 
+  it("comment: failures stays quiet while the gate passes and posts when it fails; comment: off never touches it", async () => {
+    gh.pulls.set(6, { number: 6, headSha: repo.fixed, headRef: "loud", headRepo: REPO, baseRef: "main" });
+    const ours = () => gh.comments.filter((c) => c.issue === 6 && c.body.startsWith(MARKER));
+    const passing = await pr(repo.fixed, { number: 6, inputs: { comment: "failures" } });
+    expect(passing.code).toBe(0);
+    expect(passing.stdout).toContain("no PR comment: comment: failures, and the gate passed");
+    expect(passing.outputs["comment-id"]).toBe("");
+    expect(ours()).toHaveLength(0);
+    const failing = await pr(repo.broken, { number: 6, inputs: { comment: "failures" } });
+    expect(failing.code).toBe(1);
+    expect(ours()).toHaveLength(1);
+    expect(ours()[0]!.body).toContain("gate failed");
+    expect(failing.outputs["comment-id"]).toBe(String(ours()[0]!.id));
+    // off: the earlier comment is left as it was, and no request touches the PR's comments.
+    const before = gh.requests.length;
+    const off = await pr(repo.fixed, { number: 6, inputs: { comment: "off" } });
+    expect(off.code).toBe(0);
+    expect(off.outputs["comment-id"]).toBe("");
+    expect(ours()[0]!.body).toContain("gate failed");
+    expect(gh.requests.slice(before).filter((q) => q.path.includes("/issues/"))).toEqual([]);
+    // The job summary is written whatever the mode.
+    expect(off.summary).toContain("gate passed");
+  });
+
   it("a wrong input is a usage error (exit 2) naming the input", async () => {
     const r = await pr(repo.fixed, { inputs: { comment: "sometimes" } });
     expect(r.code).toBe(2);
