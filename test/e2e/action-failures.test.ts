@@ -124,6 +124,21 @@ describe("the action when GitHub does not cooperate", () => {
     expect(r.outputs.verdict).toBe("fail");
   });
 
+  it("uploads the bundle under the artifact-name and retention-days it is given, and links it", async () => {
+    const r = await pr(repo.fixed, {
+      inputs: { "artifact-name": "evals-bundle", "retention-days": "7", comment: "off", baseline: "off" },
+    });
+    expect(r.code).toBe(0);
+    const a = gh.artifacts.find((x) => String(x.id) === r.outputs["artifact-id"])!;
+    expect(a.name).toBe("evals-bundle");
+    const days = (Date.parse(a.expires_at!) - Date.now()) / 86_400_000;
+    expect(days).toBeGreaterThan(6);
+    expect(days).toBeLessThanOrEqual(7);
+    expect(r.outputs["artifact-url"]).toMatch(new RegExp(`/actions/runs/\\d+/artifacts/${a.id}$`));
+    // What was uploaded is the bundle: its summary is in the zip.
+    expect(a.zip.includes(Buffer.from("summary.json"))).toBe(true);
+  });
+
   it("outside Actions (no runtime token, no summary file) the bundle stays on disk; no crash", async () => {
     const r = await pr(repo.fixed, { noRuntime: true, env: { GITHUB_STEP_SUMMARY: "" } });
     expect(r.code).toBe(0);

@@ -77,6 +77,8 @@ export interface Artifact {
   zip: Buffer;
   expired: boolean;
   created_at: string;
+  /** The expiry the uploader asked for (retention-days), when it asked. */
+  expires_at?: string;
 }
 
 export interface CheckRun {
