@@ -73,8 +73,11 @@ describe("the action when GitHub does not cooperate", () => {
 
   it("a token without pull-requests: write gets a 403, explained in a notice; the step exits by the gate", async () => {
     const noWrite = gh.token({ actions: "read" });
-    const r = await pr(repo.fixed, { token: noWrite });
+    const r = await pr(repo.fixed, { token: noWrite, inputs: { "check-name": "evals" } });
     expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(
+      /::warning::creating the check run "evals" failed \(403 Resource not accessible by integration\): the token needs checks: write/,
+    );
     expect(r.stdout).toMatch(
       /::notice::posting the comment on PR #2 failed \(403 Resource not accessible by integration\): the token needs pull-requests: write; add it to the workflow's or job's `permissions:`/,
     );
