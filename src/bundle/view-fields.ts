@@ -45,19 +45,6 @@ export function oneOf<const W extends string, F>(x: unknown, words: readonly W[]
 export const word = (x: unknown): string | null =>
   typeof x === "string" && /^[a-z][a-z0-9_]{0,63}$/.test(x) ? x : null;
 
-export function usageRollupOf(x: unknown): UsageRollup | null {
-  if (!x || typeof x !== "object") return null;
-  const u = x as Json;
-  return {
-    inputTokens: num(u.input_tokens),
-    outputTokens: num(u.output_tokens),
-    cachedTokens: num(u.cached_tokens),
-    costUsd: num(u.cost_usd),
-    attempts: num(u.attempts),
-    attemptsWithoutUsage: num(u.attempts_without_usage),
-  };
-}
-
 export function attemptUsageOf(x: unknown): AttemptUsage | null {
   if (!x || typeof x !== "object") return null;
   const u = x as Json;
@@ -67,6 +54,14 @@ export function attemptUsageOf(x: unknown): AttemptUsage | null {
     cachedTokens: num(u.cached_tokens),
     costUsd: num(u.cost_usd),
   };
+}
+
+/** A rollup: an attempt's fields plus how many attempts it covers (missing in older bundles). */
+export function usageRollupOf(x: unknown): UsageRollup | null {
+  const usage = attemptUsageOf(x);
+  if (!usage) return null;
+  const u = x as Json;
+  return { ...usage, attempts: num(u.attempts), attemptsWithoutUsage: num(u.attempts_without_usage) };
 }
 
 export function targetOf(x: unknown): TargetNumbers {
