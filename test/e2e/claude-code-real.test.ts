@@ -2,12 +2,13 @@
  * The real Claude Code CLI, installed from npm, run by evalgate's claude-code preset against a local
  * Anthropic Messages API server on 127.0.0.1 that scripts a tool-using conversation (Read, Edit,
  * Bash). The agent really edits the workspace; the attempt passes its scorer and its tokens and cost
- * reach the bundle.
+ * reach the bundle. Then the same agent under `sandbox: { type: bwrap, network: true }`.
  */
 import { cpSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { checkBwrap } from "../../src/sandbox/bwrap.js";
 import { type Installed, installClaudeCode } from "../agent-cli.js";
 import { CLI, ROOT, readJson, readJsonl, tempDir, writeFiles } from "../helpers.js";
 import { type AnthropicServer, startAnthropicServer } from "../providers/anthropic-server.js";
@@ -174,5 +175,101 @@ describe("claude-code against a local model server", () => {
     expect(results.map((e) => e.is_error)).toEqual([false, false, false]);
     expect(results[2]!.output).toContain("# pass 2");
     expect(t.at(-1)).toMatchObject({ type: "end", complete: true, unparsed_lines: 0 });
+  });
+});
+
+describe("claude-code under sandbox: bwrap against a local model server", () => {
+  let installed: Installed;
+  let skip: string | undefined;
+  let server: AnthropicServer;
+  let dir: string;
+  let run: { exitCode: number | undefined; stdout: string; stderr: string };
+
+  beforeAll(async () => {
+    const bwrap = await checkBwrap();
+    installed = await installClaudeCode();
+    skip = "skip" in installed ? installed.skip : bwrap.ok ? undefined : bwrap.message;
+    if (skip) {
+      console.warn(`skipping the real Claude Code test under bwrap: ${skip}`);
+      return;
+    }
+    const bin = (installed as { bin: string }).bin;
+    server = await startAnthropicServer({
+      apiKey: KEY,
+      script: [
+        ({ cwd }) => ({
+          blocks: [{ type: "tool_use", name: "Read", input: { file_path: `${cwd}/src/cart.js` } }],
+          usage: usage(2400, 60),
+        }),
+        ({ cwd }) => ({
+          blocks: [
+            {
+              type: "tool_use",
+              name: "Edit",
+              input: {
+                file_path: `${cwd}/src/cart.js`,
+                old_string: "reduce((sum, line) => sum + line);",
+                new_string: "reduce((sum, line) => sum + line, 0);",
+              },
+            },
+          ],
+          usage: usage(800, 120, 2400),
+        }),
+        { blocks: [{ type: "text", text: "Fixed." }], usage: usage(500, 30, 3200) },
+      ],
+    });
+    dir = tempDir("evalgate-claude-bwrap-");
+    cpSync(path.join(ROOT, "examples/quickstart/project"), path.join(dir, "project"), { recursive: true });
+    const evalFile = {
+      targets: [
+        {
+          name: "claude-boxed",
+          provider: "claude-code",
+          bin,
+          model: "claude-sonnet-4-5-20250929",
+          env_passthrough: ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"],
+          env: { CLAUDE_CODE_MAX_RETRIES: "0" },
+          sandbox: { type: "bwrap", network: true },
+          timeout: "3m",
+        },
+      ],
+      workspace: { seed: { path: "project" } },
+      tests: [
+        {
+          id: "empty-cart-total",
+          instruction: "An empty cart should total 0. Fix it in src/cart.js.",
+          scorers: [{ name: "unit", type: "command", run: "node --test test/total.test.js" }],
+        },
+      ],
+    };
+    writeFiles(dir, { "claude.eval.yaml": JSON.stringify(evalFile, null, 2) });
+    const r = await execa(process.execPath, [CLI, "run", "--out", "out"], {
+      cwd: dir,
+      env: { ...process.env, CI: "1", ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: server.url },
+      reject: false,
+      timeout: 240_000,
+    });
+    run = { exitCode: r.exitCode, stdout: String(r.stdout), stderr: String(r.stderr) };
+  }, 420_000);
+
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it("edits the workspace from inside the sandbox and records its usage", (ctx) => {
+    if (skip) return ctx.skip();
+    expect(run.exitCode, `${run.stdout}\n${run.stderr}`).toBe(0);
+    const row = readJsonl<{ runs: { dir: string }[] }>(path.join(dir, "out/index.jsonl"))[0]!;
+    const runDir = path.join(dir, "out", row.runs[0]!.dir);
+    const result = readJson<Record<string, unknown>>(path.join(runDir, "result.json"));
+    expect(result).toMatchObject({ status: "passed", score: 1 });
+    expect(result.usage).toMatchObject({
+      cached_tokens: 5600,
+      turns: 3,
+      tool_calls: 2,
+      cost_source: "agent",
+    });
+    expect(readFileSync(path.join(runDir, "diff.patch"), "utf8")).toContain("sum + line, 0);");
+    expect(server.mainRequests().map((r) => r.step)).toEqual([0, 1, 2]);
   });
 });
