@@ -12,6 +12,7 @@ import {
   pointsDelta,
   shortSha,
   tokens,
+  tokensDelta,
   totalTokens,
   usd,
   usdDelta,
@@ -158,6 +159,12 @@ export function noBaseline(ctx: Context): Piece | null {
   };
 }
 
+function tokensCell(u: UsageRollup | null, base: UsageRollup | null): string {
+  const n = totalTokens(u);
+  const b = totalTokens(base);
+  return `${partial(u) && n !== null ? "≥ " : ""}${tokens(n)}${n !== null && b !== null ? paren(tokensDelta(n - b)) : ""}`;
+}
+
 function targetRow(ctx: Context, t: TargetNumbers): string {
   const b = ctx.baseTargets?.get(t.name);
   const d = (k: "passed" | "failed" | "flaky" | "errored") => (b ? paren(countDelta(t[k] - b[k])) : "");
@@ -179,7 +186,7 @@ function targetRow(ctx: Context, t: TargetNumbers): string {
     `${count(t.errored)}${d("errored")}`,
     rate,
     md.text(cost),
-    `${partial(t.usage) && totalTokens(t.usage) !== null ? "≥ " : ""}${tokens(totalTokens(t.usage))}`,
+    tokensCell(t.usage, b?.usage ?? null),
   ]);
 }
 
