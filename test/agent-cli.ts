@@ -16,7 +16,15 @@ export const CLAUDE_CODE_VERSION = "2.0.76";
 
 export type Installed = { bin: string } | { skip: string };
 
-export async function installClaudeCode(): Promise<Installed> {
+let claudeCode: Promise<Installed> | undefined;
+
+/** Installs Claude Code once per test file (a failed install is not retried by the next caller). */
+export function installClaudeCode(): Promise<Installed> {
+  claudeCode ??= install();
+  return claudeCode;
+}
+
+async function install(): Promise<Installed> {
   const prefix = path.join(ROOT, "node_modules/.cache/evalgate-agents", `claude-code-${CLAUDE_CODE_VERSION}`);
   const bin = path.join(prefix, "node_modules/.bin/claude");
   if (existsSync(bin)) return { bin };

@@ -298,7 +298,18 @@ class Planner {
         );
       } else readOnly.push(abs);
     });
-    return { kind: "bwrap", network: typeof input === "string" ? false : (input.network ?? false), readOnly };
+    const network = typeof input === "string" ? false : (input.network ?? false);
+    if (!network && (PRESETS as readonly string[]).includes(t.provider)) {
+      // Without the network the agent cannot reach its model: every attempt would end in the agent's
+      // own "Connection error", which says nothing about the sandbox.
+      this.problem(
+        loaded.src,
+        sat,
+        `provider "${t.provider}" calls its model's API over the network, which sandbox: bwrap cuts off unless network: true`,
+        typeof input === "string" ? "use sandbox: { type: bwrap, network: true }" : "set network: true",
+      );
+    }
+    return { kind: "bwrap", network, readOnly };
   }
 
   checkPassthrough(src: YamlSource, at: PathKey[], names: readonly string[] | undefined): void {

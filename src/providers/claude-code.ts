@@ -25,6 +25,9 @@ export const CLAUDE_ALLOWED_TOOLS = [
   "TodoWrite",
 ];
 
+/** The model Claude Code names on the messages it makes up itself (API errors), never a real model. */
+const SYNTHETIC_MODEL = "<synthetic>";
+
 function parser(): StreamParser {
   const out: StreamOutcome = emptyOutcome();
   /** Usage per message id: the stream repeats a message once per content block. */
@@ -56,7 +59,10 @@ function parser(): StreamParser {
           const id = str(m.id);
           const usage = obj(m.usage);
           if (id && usage) messageUsage.set(id, usage);
-          out.model = str(m.model) ?? out.model;
+          // Claude Code reports its own error messages (API errors, rate limits) as assistant
+          // messages of model "<synthetic>": not a model the agent ran.
+          const model = str(m.model);
+          if (model && model !== SYNTHETIC_MODEL) out.model = model;
           for (const b of Array.isArray(m.content) ? m.content : []) {
             const block = obj(b);
             if (!block) continue;

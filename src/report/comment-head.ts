@@ -159,6 +159,12 @@ export function noBaseline(ctx: Context): Piece | null {
   };
 }
 
+function tokensCell(u: UsageRollup | null, base: UsageRollup | null): string {
+  const n = totalTokens(u);
+  const b = totalTokens(base);
+  return `${partial(u) && n !== null ? "≥ " : ""}${tokens(n)}${n !== null && b !== null ? paren(tokensDelta(n - b)) : ""}`;
+}
+
 function targetRow(ctx: Context, t: TargetNumbers): string {
   const b = ctx.baseTargets?.get(t.name);
   const d = (k: "passed" | "failed" | "flaky" | "errored") => (b ? paren(countDelta(t[k] - b[k])) : "");
@@ -171,11 +177,6 @@ function targetRow(ctx: Context, t: TargetNumbers): string {
   const cost =
     costOf(t.usage) +
     (t.usage?.costUsd != null && baseCost != null ? paren(usdDelta(t.usage.costUsd - baseCost)) : "");
-  const used = totalTokens(t.usage);
-  const baseUsed = b ? totalTokens(b.usage) : null;
-  const tokenCell =
-    `${partial(t.usage) && used !== null ? "≥ " : ""}${tokens(used)}` +
-    (used !== null && baseUsed !== null ? paren(tokensDelta(used - baseUsed)) : "");
   const name = `${md.text(clip(t.name, 60))}${t.model ? ` (${md.text(clip(t.model, 40))})` : ""}${ctx.baseTargets && !b ? " · new" : ""}`;
   return md.row([
     name,
@@ -185,7 +186,7 @@ function targetRow(ctx: Context, t: TargetNumbers): string {
     `${count(t.errored)}${d("errored")}`,
     rate,
     md.text(cost),
-    tokenCell,
+    tokensCell(t.usage, b?.usage ?? null),
   ]);
 }
 

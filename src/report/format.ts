@@ -1,6 +1,9 @@
 /** How numbers read in reports: rates, deltas, tokens, money, durations. Plain text, no markup. */
 import type { UsageRollup } from "./view.js";
 
+// Reports count tokens as the budget does (input + cached + output): one meaning of "tokens".
+export { totalTokens } from "../run/usage.js";
+
 const MINUS = "−";
 
 /** 1234 → "1,234". */
@@ -64,14 +67,6 @@ export function duration(ms: number | null): string {
 
 export function shortSha(sha: string | null | undefined): string | null {
   return sha ? sha.slice(0, 7) : null;
-}
-
-/** Input plus output tokens, when both are known. */
-export function totalTokens(
-  u: { inputTokens: number | null; outputTokens: number | null } | null,
-): number | null {
-  if (!u || u.inputTokens === null || u.outputTokens === null) return null;
-  return u.inputTokens + u.outputTokens;
 }
 
 /** Whether a rollup misses some attempts (its totals are a lower bound). */

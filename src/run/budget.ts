@@ -29,12 +29,27 @@ export function spendingOverrun(
   spent: { costUsd: number; tokens: number },
 ): string | undefined {
   if (budget.costUsd !== undefined && spent.costUsd > budget.costUsd) {
-    return `the cost budget of $${budget.costUsd.toFixed(2)} was exceeded ($${spent.costUsd.toFixed(2)} spent)`;
+    const [limit, used] = dollars(budget.costUsd, spent.costUsd);
+    return `the cost budget of ${limit} was exceeded (${used} spent)`;
   }
   if (budget.tokens !== undefined && spent.tokens > budget.tokens) {
     return `the token budget of ${budget.tokens} was exceeded (${spent.tokens} used)`;
   }
   return undefined;
+}
+
+/**
+ * A limit and the larger amount spent, in dollars with cents, or with as many more decimals (up to
+ * six) as it takes to tell them apart: a budget of $0.001 is not "$0.00 exceeded ($0.00 spent)".
+ */
+export function dollars(limit: number, spent: number): [string, string] {
+  const at = (n: number, d: number) => {
+    const s = n.toFixed(d);
+    return `$${d > 2 ? s.replace(/(\.\d\d\d*?)0+$/, "$1") : s}`;
+  };
+  let d = 2;
+  while (d < 6 && at(limit, d) === at(spent, d)) d++;
+  return [at(limit, d), at(spent, d)];
 }
 
 /** Spending of a usage rollup, for spendingOverrun (unknown counts as nothing spent). */

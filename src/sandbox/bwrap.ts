@@ -68,7 +68,16 @@ export function bwrapArgs(spec: ProcessSpec, sandbox: SandboxSpec, writable: rea
     if (root) readOnly(root);
   }
   const program = programOf(spec.command);
-  if (program && path.isAbsolute(program)) readOnly(path.dirname(program));
+  if (program && path.isAbsolute(program)) {
+    const dir = path.dirname(program);
+    readOnly(dir);
+    // A program given by path may be a link too: `bin: ./node_modules/.bin/gemini` points into its
+    // package, an installer's `~/.local/bin/claude` into a versions folder. Without these the
+    // sandbox would show the link but not what it runs.
+    const root = packageRoot(dir);
+    if (root) readOnly(root);
+    if (existsSync(program)) readOnly(path.dirname(realpathSync(program)));
+  }
   for (const dir of sandbox.readOnly) readOnly(dir);
   for (const dir of writable) args.push("--bind", dir, dir);
   args.push("--remount-ro", "/", "--chdir", spec.cwd);

@@ -69,4 +69,15 @@ describe("preset targets", () => {
     expect(unknown[0]).toMatchObject({ key: "targets[0].provider" });
     expect(unknown[0]!.hint).toContain("claude-code, codex, gemini-cli");
   });
+
+  it("rejects a preset under sandbox: bwrap without the network its model API needs", async () => {
+    const p = await problems(`  - { name: a, provider: claude-code, sandbox: bwrap }
+  - { name: b, provider: codex, sandbox: { type: bwrap, network: false, read_only: [project] } }
+  - { name: c, provider: gemini-cli, sandbox: { type: bwrap, network: true } }
+  - { name: d, provider: command, command: ["true"], sandbox: bwrap }`);
+    expect(p.map((x) => `${x.line} ${x.key}: ${x.message} (${x.hint})`)).toEqual([
+      '2 targets[0].sandbox: provider "claude-code" calls its model\'s API over the network, which sandbox: bwrap cuts off unless network: true (use sandbox: { type: bwrap, network: true })',
+      '3 targets[1].sandbox: provider "codex" calls its model\'s API over the network, which sandbox: bwrap cuts off unless network: true (set network: true)',
+    ]);
+  });
 });

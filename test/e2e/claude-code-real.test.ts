@@ -2,28 +2,101 @@
  * The real Claude Code CLI, installed from npm, run by evalgate's claude-code preset against a local
  * Anthropic Messages API server on 127.0.0.1 that scripts a tool-using conversation (Read, Edit,
  * Bash). The agent really edits the workspace; the attempt passes its scorer and its tokens and cost
- * reach the bundle.
+ * reach the bundle. Then the same agent under `sandbox: { type: bwrap, network: true }`.
  */
 import { cpSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { checkBwrap } from "../../src/sandbox/bwrap.js";
 import { type Installed, installClaudeCode } from "../agent-cli.js";
 import { CLI, ROOT, readJson, readJsonl, tempDir, writeFiles } from "../helpers.js";
-import { type AnthropicServer, startAnthropicServer } from "../providers/anthropic-server.js";
+import { type AnthropicServer, type Step, startAnthropicServer } from "../providers/anthropic-server.js";
 
 const KEY = "sk-ant-local-test-key-0123456789";
+const MODEL = "claude-sonnet-4-5-20250929";
 const usage = (input: number, output: number, cached = 0) => ({
   input_tokens: input,
   output_tokens: output,
   cache_read_input_tokens: cached,
 });
 
+/** The scripted turns that read and fix src/cart.js, with some text before the tool calls. */
+const readCart =
+  (text?: string): Step =>
+  ({ cwd }) => ({
+    blocks: [
+      ...(text ? [{ type: "text" as const, text }] : []),
+      { type: "tool_use", name: "Read", input: { file_path: `${cwd}/src/cart.js` } },
+    ],
+    usage: usage(2400, 60),
+  });
+const editCart =
+  (text?: string): Step =>
+  ({ cwd }) => ({
+    blocks: [
+      ...(text ? [{ type: "text" as const, text }] : []),
+      {
+        type: "tool_use",
+        name: "Edit",
+        input: {
+          file_path: `${cwd}/src/cart.js`,
+          old_string: "reduce((sum, line) => sum + line);",
+          new_string: "reduce((sum, line) => sum + line, 0);",
+        },
+      },
+    ],
+    usage: usage(800, 120, 2400),
+  });
+
+/** The claude-code target for the installed CLI, talking to the local server. */
+const claudeTarget = (name: string, bin: string, extra: object = {}) => ({
+  name,
+  provider: "claude-code",
+  bin,
+  model: MODEL,
+  env_passthrough: ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"],
+  env: { CLAUDE_CODE_MAX_RETRIES: "0" },
+  timeout: "3m",
+  ...extra,
+});
+
+interface Run {
+  dir: string;
+  exitCode: number | undefined;
+  stdout: string;
+  stderr: string;
+}
+
+/** `evalgate run` on one test of the quickstart's cart, with the model server's URL passed in. */
+async function runOnCart(target: object, test: object, server: AnthropicServer): Promise<Run> {
+  const dir = tempDir("evalgate-claude-");
+  cpSync(path.join(ROOT, "examples/quickstart/project"), path.join(dir, "project"), { recursive: true });
+  const evalFile = { targets: [target], workspace: { seed: { path: "project" } }, tests: [test] };
+  writeFiles(dir, { "claude.eval.yaml": JSON.stringify(evalFile, null, 2) });
+  // Not spawnSync: the model server runs in this process and must keep answering.
+  const r = await execa(process.execPath, [CLI, "run", "--out", "out"], {
+    cwd: dir,
+    env: { ...process.env, CI: "1", ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: server.url },
+    reject: false,
+    timeout: 240_000,
+  });
+  return { dir, exitCode: r.exitCode, stdout: String(r.stdout), stderr: String(r.stderr) };
+}
+
+/** The run's one attempt: its index row, its folder and its result.json. */
+function attemptOf(run: Run) {
+  const row = readJsonl<{ usage: unknown; runs: { dir: string }[] }>(
+    path.join(run.dir, "out/index.jsonl"),
+  )[0]!;
+  const runDir = path.join(run.dir, "out", row.runs[0]!.dir);
+  return { row, runDir, result: readJson<Record<string, unknown>>(path.join(runDir, "result.json")) };
+}
+
 describe("claude-code against a local model server", () => {
   let installed: Installed;
   let server: AnthropicServer;
-  let dir: string;
-  let run: { exitCode: number | undefined; stdout: string; stderr: string };
+  let run: Run;
 
   beforeAll(async () => {
     installed = await installClaudeCode();
@@ -34,28 +107,8 @@ describe("claude-code against a local model server", () => {
     server = await startAnthropicServer({
       apiKey: KEY,
       script: [
-        ({ cwd }) => ({
-          blocks: [
-            { type: "text", text: "Let me look at the cart." },
-            { type: "tool_use", name: "Read", input: { file_path: `${cwd}/src/cart.js` } },
-          ],
-          usage: usage(2400, 60),
-        }),
-        ({ cwd }) => ({
-          blocks: [
-            { type: "text", text: "reduce() has no initial value, so an empty cart throws." },
-            {
-              type: "tool_use",
-              name: "Edit",
-              input: {
-                file_path: `${cwd}/src/cart.js`,
-                old_string: "reduce((sum, line) => sum + line);",
-                new_string: "reduce((sum, line) => sum + line, 0);",
-              },
-            },
-          ],
-          usage: usage(800, 120, 2400),
-        }),
+        readCart("Let me look at the cart."),
+        editCart("reduce() has no initial value, so an empty cart throws."),
         {
           blocks: [
             {
@@ -69,55 +122,26 @@ describe("claude-code against a local model server", () => {
         { blocks: [{ type: "text", text: "Fixed: an empty cart totals 0." }], usage: usage(500, 30, 3500) },
       ],
     });
-    dir = tempDir("evalgate-claude-");
-    cpSync(path.join(ROOT, "examples/quickstart/project"), path.join(dir, "project"), { recursive: true });
-    const evalFile = {
-      targets: [
-        {
-          name: "claude",
-          provider: "claude-code",
-          bin: installed.bin,
-          model: "claude-sonnet-4-5-20250929",
-          env_passthrough: ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"],
-          env: { CLAUDE_CODE_MAX_RETRIES: "0" },
-          timeout: "3m",
-        },
-      ],
-      workspace: { seed: { path: "project" } },
-      tests: [
-        {
-          id: "empty-cart-total",
-          instruction:
-            "total() throws a TypeError when the cart is empty; an empty cart should total 0. Fix it in src/cart.js.",
-          scorers: [
-            { name: "unit", type: "command", run: "node --test test/total.test.js", weight: 0.8 },
-            { name: "small", type: "diff", allow: ["src/**"], require_change: true, weight: 0.2 },
-          ],
-        },
-      ],
-    };
-    writeFiles(dir, { "claude.eval.yaml": JSON.stringify(evalFile, null, 2) });
-    // Not spawnSync: the model server runs in this process and must keep answering.
-    const r = await execa(process.execPath, [CLI, "run", "--out", "out"], {
-      cwd: dir,
-      env: { ...process.env, CI: "1", ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: server.url },
-      reject: false,
-      timeout: 240_000,
-    });
-    run = { exitCode: r.exitCode, stdout: String(r.stdout), stderr: String(r.stderr) };
+    run = await runOnCart(
+      claudeTarget("claude", installed.bin),
+      {
+        id: "empty-cart-total",
+        instruction:
+          "total() throws a TypeError when the cart is empty; an empty cart should total 0. Fix it in src/cart.js.",
+        scorers: [
+          { name: "unit", type: "command", run: "node --test test/total.test.js", weight: 0.8 },
+          { name: "small", type: "diff", allow: ["src/**"], require_change: true, weight: 0.2 },
+        ],
+      },
+      server,
+    );
   }, 420_000);
 
   afterAll(async () => {
     await server?.close();
   });
 
-  const attempt = () => {
-    const row = readJsonl<{ result_dir: string; usage: unknown; runs: { dir: string }[] }>(
-      path.join(dir, "out/index.jsonl"),
-    )[0]!;
-    const runDir = path.join(dir, "out", row.runs[0]!.dir);
-    return { row, runDir, result: readJson<Record<string, unknown>>(path.join(runDir, "result.json")) };
-  };
+  const attempt = () => attemptOf(run);
 
   it("edits the workspace through the real agent and passes the scorers", (ctx) => {
     if ("skip" in installed) return ctx.skip();
@@ -147,7 +171,7 @@ describe("claude-code against a local model server", () => {
       cost_source: "agent",
       turns: 4,
       tool_calls: 3,
-      model: "claude-sonnet-4-5-20250929",
+      model: MODEL,
       agent_version: "2.0.76",
     });
     expect(u.cost_usd).toBeGreaterThan(0.018);
@@ -159,7 +183,7 @@ describe("claude-code against a local model server", () => {
       attempts: 1,
       attempts_without_usage: 0,
     });
-    const summary = readJson<{ usage: unknown }>(path.join(dir, "out/summary.json"));
+    const summary = readJson<{ usage: unknown }>(path.join(run.dir, "out/summary.json"));
     expect(summary.usage).toEqual(row.usage);
   });
 
@@ -174,5 +198,60 @@ describe("claude-code against a local model server", () => {
     expect(results.map((e) => e.is_error)).toEqual([false, false, false]);
     expect(results[2]!.output).toContain("# pass 2");
     expect(t.at(-1)).toMatchObject({ type: "end", complete: true, unparsed_lines: 0 });
+  });
+});
+
+describe("claude-code under sandbox: bwrap against a local model server", () => {
+  let installed: Installed;
+  let skip: string | undefined;
+  let server: AnthropicServer;
+  let run: Run;
+
+  beforeAll(async () => {
+    const bwrap = await checkBwrap();
+    installed = await installClaudeCode();
+    skip = "skip" in installed ? installed.skip : bwrap.ok ? undefined : bwrap.message;
+    if (skip) {
+      console.warn(`skipping the real Claude Code test under bwrap: ${skip}`);
+      return;
+    }
+    server = await startAnthropicServer({
+      apiKey: KEY,
+      script: [
+        readCart(),
+        editCart(),
+        { blocks: [{ type: "text", text: "Fixed." }], usage: usage(500, 30, 3200) },
+      ],
+    });
+    run = await runOnCart(
+      claudeTarget("claude-boxed", (installed as { bin: string }).bin, {
+        sandbox: { type: "bwrap", network: true },
+      }),
+      {
+        id: "empty-cart-total",
+        instruction: "An empty cart should total 0. Fix it in src/cart.js.",
+        scorers: [{ name: "unit", type: "command", run: "node --test test/total.test.js" }],
+      },
+      server,
+    );
+  }, 420_000);
+
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it("edits the workspace from inside the sandbox and records its usage", (ctx) => {
+    if (skip) return ctx.skip();
+    expect(run.exitCode, `${run.stdout}\n${run.stderr}`).toBe(0);
+    const { result, runDir } = attemptOf(run);
+    expect(result).toMatchObject({ status: "passed", score: 1 });
+    expect(result.usage).toMatchObject({
+      cached_tokens: 5600,
+      turns: 3,
+      tool_calls: 2,
+      cost_source: "agent",
+    });
+    expect(readFileSync(path.join(runDir, "diff.patch"), "utf8")).toContain("sum + line, 0);");
+    expect(server.mainRequests().map((r) => r.step)).toEqual([0, 1, 2]);
   });
 });

@@ -250,7 +250,13 @@ describe("claude-code", () => {
     expect(result.message).toContain("rate_limit_error");
     // The fix was applied, but an errored agent never passes: the grading is kept as evidence.
     expect(result.score).toBe(1);
-    expect(result.usage).toMatchObject({ cost_usd: 0.00006, cost_source: "agent", input_tokens: 20 });
+    // The error message is a "<synthetic>" assistant message; the model is still the one that ran.
+    expect(result.usage).toMatchObject({
+      cost_usd: 0.00006,
+      cost_source: "agent",
+      input_tokens: 20,
+      model: "claude-sonnet-4-5-20250929",
+    });
     expect(transcript.filter((e) => e.type === "error")).toEqual([
       expect.objectContaining({ fatal: true, message: expect.stringContaining("429") }),
     ]);

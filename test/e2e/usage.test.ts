@@ -220,3 +220,55 @@ describe("usage against a baseline in the comment", () => {
     expect(runCli(["report", "head"], dir).stdout).toContain(row!);
   }, 120_000);
 });
+
+describe("a budget on the usage the agents report", () => {
+  interface Rows {
+    test_id: string;
+    attempts: { cancelled: number };
+    runs: { status: string; failure_kind: string | null; result_path: string }[];
+  }
+  it.each([
+    // 0.0125 $ and 1250 tokens per attempt: the third attempt breaks the cost budget, the second the token one.
+    { budget: { cost_usd: 0.03 }, ran: 3, reason: "the cost budget of $0.03 was exceeded ($0.04 spent)" },
+    { budget: { tokens: 2000 }, ran: 2, reason: "the token budget of 2000 was exceeded (2500 used)" },
+  ])("$reason: no new attempt starts, the rest are cancelled with the reason", ({ budget, ran, reason }) => {
+    const dir = project({
+      name: "costly",
+      targets: [agent("house", "ok")],
+      repeat: 2,
+      concurrency: 1,
+      gate: { budget },
+      workspace: { seed: { path: "project" } },
+      tests: [test("a"), test("b"), test("c")],
+    });
+    const r = runCli(["run", "--out", "out"], dir);
+    expect(r.code, r.stderr).toBe(1);
+    const cancelled = 6 - ran;
+    expect(r.stdout).toContain(`costly: ${reason}; ${cancelled} attempts were cancelled (gate.budget)`);
+    const rows = readJsonl<Rows>(path.join(dir, "out/index.jsonl"));
+    const runs = rows.flatMap((row) => row.runs);
+    expect(runs.filter((x) => x.status === "passed")).toHaveLength(ran);
+    const stopped = runs.filter((x) => x.failure_kind === "cancelled");
+    expect(stopped).toHaveLength(cancelled);
+    expect(rows.reduce((n, row) => n + row.attempts.cancelled, 0)).toBe(cancelled);
+    for (const x of stopped) {
+      expect(readJson(path.join(dir, "out", x.result_path))).toMatchObject({
+        status: "error",
+        failure_stage: "budget",
+        message: `not run: ${reason}`,
+        usage: null,
+      });
+    }
+    const summary = readJson<{
+      usage: Record<string, number>;
+      gate: { verdict: string; budget_stops: unknown };
+    }>(path.join(dir, "out/summary.json"));
+    // Only the attempts that ran were paid for.
+    expect(summary.usage).toMatchObject({ attempts: ran, input_tokens: 1000 * ran });
+    expect(summary.usage.cost_usd).toBeCloseTo(0.0125 * ran, 9);
+    expect(summary.gate).toMatchObject({
+      verdict: "fail",
+      budget_stops: [{ eval_path: "usage.eval.yaml", reason }],
+    });
+  }, 120_000);
+});

@@ -1,6 +1,7 @@
-import { mkdirSync } from "node:fs";
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import type { SandboxSpec } from "../../src/config/types.js";
 import { bwrapArgs, packageRoot } from "../../src/sandbox/bwrap.js";
 import { tempDir } from "../helpers.js";
 
@@ -38,6 +39,37 @@ describe("bwrapArgs", () => {
     expect(args).toContain("--unshare-all");
     expect(args).not.toContain("--share-net");
     expect(args.slice(-4)).toEqual(["--remount-ro", "/", "--chdir", spec.cwd]);
+  });
+
+  it("mounts the package or folder a linked program points into", () => {
+    // bin: ./tools/node_modules/.bin/agent → ../agent-pkg/cli.js, not on PATH.
+    const pkgs = path.join(root, "tools", "node_modules");
+    mkdirSync(path.join(pkgs, ".bin"), { recursive: true });
+    mkdirSync(path.join(pkgs, "agent-pkg"), { recursive: true });
+    writeFileSync(path.join(pkgs, "agent-pkg", "cli.js"), "");
+    symlinkSync("../agent-pkg/cli.js", path.join(pkgs, ".bin", "agent"));
+    // An installer's link: ~/.local/bin/claude → ~/.local/share/claude/versions/1.0.0.
+    const versions = path.join(root, "home", ".local", "share", "claude", "versions");
+    mkdirSync(versions, { recursive: true });
+    mkdirSync(path.join(root, "home", ".local", "bin"), { recursive: true });
+    writeFileSync(path.join(versions, "1.0.0"), "");
+    symlinkSync(path.join(versions, "1.0.0"), path.join(root, "home", ".local", "bin", "claude"));
+    const none: SandboxSpec = { kind: "bwrap", network: false, readOnly: [] };
+    const npm = binds(
+      bwrapArgs({ ...spec, command: { argv: [path.join(pkgs, ".bin", "agent")] } }, none, [attempt]),
+      "--ro-bind",
+    );
+    expect(npm).toContain(path.join(pkgs, ".bin"));
+    expect(npm).toContain(pkgs);
+    const native = binds(
+      bwrapArgs({ ...spec, command: { argv: [path.join(root, "home", ".local", "bin", "claude")] } }, none, [
+        attempt,
+      ]),
+      "--ro-bind",
+    );
+    expect(native).toContain(path.join(root, "home", ".local", "bin"));
+    expect(native).toContain(versions);
+    expect(native).not.toContain(path.join(root, "home"));
   });
 
   it("shares the network only with network: true", () => {
