@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { cpSync, existsSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ROOT, readJson, readJsonl, runCli, sh, tempDir, writeFiles } from "../helpers.js";
@@ -200,5 +200,36 @@ tests:
     );
     expect(rec.failure_stage).toBe("budget");
     expect(rec.message).toContain("not run: the duration budget of 2.5 s ran out");
+  });
+});
+
+describe("cost budget", () => {
+  it("stops scheduling once the agents' reported cost exceeds it, and cancels the rest", () => {
+    const dir = tempDir();
+    cpSync(path.join(ROOT, "examples/quickstart/project"), path.join(dir, "project"), { recursive: true });
+    const agent = path.join(ROOT, "test/fixtures/agents/report-agent.mjs");
+    writeFiles(dir, {
+      // Each attempt reports $0.0125: the second one takes the run past $0.02.
+      "paid.eval.yaml": `name: paid
+targets: [{ name: priced, provider: command, command: ["${agent}", "ok", "{OUTPUT_FILE}"] }]
+repeat: 4
+concurrency: 1
+gate: { budget: { cost_usd: 0.02 } }
+workspace: { seed: { path: project } }
+tests:
+  - { id: total, instruction: fix it, scorers: [{ type: command, run: "node --test test/total.test.js" }] }
+`,
+    });
+    const r = runCli(["run", "--out", "b"], dir);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain(
+      "paid: the cost budget of $0.02 was exceeded ($0.03 spent); 2 attempts were cancelled (gate.budget)",
+    );
+    const row = readJsonl<Row>(path.join(dir, "b/index.jsonl"))[0]!;
+    expect(row.verdict).toBe("error");
+    expect(row.runs.map((x) => x.status)).toEqual(["passed", "passed", "error", "error"]);
+    expect(row.runs.slice(2).map((x) => x.failure_kind)).toEqual(["cancelled", "cancelled"]);
+    const summary = readJson<{ usage: { cost_usd: number } }>(path.join(dir, "b/summary.json"));
+    expect(summary.usage.cost_usd).toBe(0.025);
   });
 });
