@@ -30,6 +30,8 @@ describe("the flaky example (repeat 4)", () => {
     expect(r.stdout).toMatch(/✓ pass\s+flaky\/empty-cart-total\s+flaky-agent\s+2\/4\s+50 %\s+flaky/);
     const flaky = rows().find((x) => x.target === "flaky-agent")!;
     expect(flaky).toMatchObject({ classification: "flaky", flaky: true, verdict: "pass" });
+    // on_error: retry never retries a quality failure.
+    expect(flaky.attempts).toMatchObject({ counted: 4, passed: 2, retried: 0 });
     const summary = readJson<{ counts: { flaky: number }; targets: { name: string; flaky: number }[] }>(
       path.join(out, "summary.json"),
     );
@@ -166,6 +168,37 @@ describe("baseline comparison", () => {
     const bad = runCli(["run", "--baseline", "nope"], warnDir);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("--baseline: nope does not exist");
+  });
+});
+
+describe("matching cases by identity", () => {
+  it("never matches two eval files' cases by test id and target alone", () => {
+    const dir = tempDir();
+    // Two eval files with the same test id and target; each agent passes when its file's variable is 1.
+    const suite = (which: string) => `name: same
+targets: [{ name: bot, provider: command, command: ["./agent.sh"], env: { WHICH: ${which} }, env_passthrough: [PASS_a, PASS_b] }]
+gate: { min_case_pass_rate: 0 }
+workspace: { seed: { path: app } }
+tests:
+  - { id: answer, instruction: "write right", scorers: [{ type: file, path: answer.txt, contains: right }] }
+`;
+    writeFiles(dir, {
+      "app/answer.txt": "wrong\n",
+      "agent.sh":
+        '#!/bin/sh\neval "want=\\$PASS_$WHICH"\n[ "$want" = 1 ] && echo right > answer.txt\nexit 0\n',
+      "a.eval.yaml": suite("a"),
+      "b.eval.yaml": suite("b"),
+    });
+    sh("chmod +x agent.sh", dir);
+    expect(runCli(["run", "--out", "base"], dir, { PASS_a: "1", PASS_b: "0" }).code).toBe(0);
+    runCli(["run", "--out", "head"], dir, { PASS_a: "0", PASS_b: "1" });
+    const cmp = runCli(["compare", "base", "head", "--format", "json"], dir);
+    expect(cmp.code).toBe(1);
+    const cases = JSON.parse(cmp.stdout).cases as { eval_path: string; change: string }[];
+    expect(cases.map((c) => [c.eval_path, c.change]).sort()).toEqual([
+      ["a.eval.yaml", "regressed"],
+      ["b.eval.yaml", "improved"],
+    ]);
   });
 });
 
