@@ -46,18 +46,23 @@ export async function readBundle(dir: string): Promise<Bundle> {
   }
   let text: string;
   try {
-    text = await readFile(path.join(abs, summary.index ?? "index.jsonl"), "utf8");
+    // Always index.jsonl (SPEC §4): the field is a pointer for readers, never a path to follow.
+    text = await readFile(path.join(abs, "index.jsonl"), "utf8");
   } catch {
     throw new BundleError(`${dir} is not a complete evalgate bundle: index.jsonl is missing`);
   }
   const rows: WireIndexRow[] = [];
   text.split("\n").forEach((line, i) => {
     if (!line.trim()) return;
+    let row: unknown;
     try {
-      rows.push(JSON.parse(line) as WireIndexRow);
+      row = JSON.parse(line);
     } catch {
       throw new BundleError(`${dir}/index.jsonl line ${i + 1} is not valid JSON`);
     }
+    if (!row || typeof row !== "object" || Array.isArray(row))
+      throw new BundleError(`${dir}/index.jsonl line ${i + 1} is not a JSON object`);
+    rows.push(row as WireIndexRow);
   });
   return { dir: abs, summary, rows };
 }

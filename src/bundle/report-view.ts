@@ -7,29 +7,33 @@
 import pLimit from "p-limit";
 import {
   type AttemptEvidence,
-  type AttemptUsage,
   type CaseView,
-  type ChangeView,
   type Excerpt,
-  type FailingTest,
   isStablePass,
   type ReportView,
   type RunView,
-  type ScorerView,
-  type TargetNumbers,
-  type UsageRollup,
 } from "../report/view.js";
 import { BundleFiles } from "./files.js";
 import { readBundle } from "./read.js";
-import type {
-  WireAttempt,
-  WireCaseSummary,
-  WireChange,
-  WireGrading,
-  WireIndexRow,
-  WireSummary,
-  WireTargetRollup,
-} from "./wire.js";
+import {
+  attemptUsageOf,
+  bool,
+  boolOrNull,
+  changeOf,
+  type Json,
+  list,
+  num,
+  numOr0,
+  oneOf,
+  record,
+  scorerOf,
+  targetOf,
+  text,
+  textOrNull,
+  texts,
+  usageRollupOf,
+  word,
+} from "./view-fields.js";
 
 export interface LoadReportOptions {
   /**
@@ -55,129 +59,18 @@ export const LOG_TAIL_READ_BYTES = 16 * 1024;
 const EVIDENCE_BUDGET = 48 * 1024 * 1024;
 const SMALL_DIFF_READ_BYTES = 8 * 1024;
 const SMALL_LOG_TAIL_READ_BYTES = 4 * 1024;
-const FAILING_TESTS_KEPT = 100;
-
-const num = (x: unknown): number | null => (typeof x === "number" && Number.isFinite(x) ? x : null);
-
-/** A usage rollup read defensively: the field is new, and older bundles do not have it. */
-export function usageRollupOf(x: unknown): UsageRollup | null {
-  if (!x || typeof x !== "object") return null;
-  const u = x as Record<string, unknown>;
-  return {
-    inputTokens: num(u.input_tokens),
-    outputTokens: num(u.output_tokens),
-    cachedTokens: num(u.cached_tokens),
-    costUsd: num(u.cost_usd),
-    attempts: num(u.attempts),
-    attemptsWithoutUsage: num(u.attempts_without_usage),
-  };
-}
-
-function attemptUsageOf(x: unknown): AttemptUsage | null {
-  if (!x || typeof x !== "object") return null;
-  const u = x as Record<string, unknown>;
-  return {
-    inputTokens: num(u.input_tokens),
-    outputTokens: num(u.output_tokens),
-    cachedTokens: num(u.cached_tokens),
-    costUsd: num(u.cost_usd),
-  };
-}
-
-function targetOf(t: WireTargetRollup): TargetNumbers {
-  return {
-    name: t.name,
-    provider: t.provider,
-    model: t.model ?? null,
-    cases: t.cases,
-    passed: t.passed,
-    failed: t.failed,
-    errored: t.errored,
-    flaky: t.flaky,
-    attempts: t.attempts,
-    attemptsPassed: t.attempts_passed,
-    attemptSuccessRate: t.attempt_success_rate,
-    usage: usageRollupOf((t as { usage?: unknown }).usage),
-  };
-}
-
-function changeOf(c: WireChange | null | undefined): ChangeView | null {
-  return c
-    ? {
-        change: c.change,
-        baseVerdict: c.base_verdict,
-        baseAttempts: c.base_attempts,
-        successRateDelta: c.success_rate_delta,
-        pValue: c.p_value,
-        significant: c.significant,
-      }
-    : null;
-}
-
-type WireScorer = WireGrading["scorers"][number];
-type Listed = { test?: unknown; outcome?: unknown; message?: unknown };
-
-function listedTests(x: unknown): Listed[] {
-  return Array.isArray(x) ? (x.filter((t) => t && typeof t === "object") as Listed[]) : [];
-}
-
-function failingTestOf(t: Listed): FailingTest {
-  return {
-    name: String(t.test ?? "(unnamed)"),
-    outcome: String(t.outcome ?? "failed"),
-    message: typeof t.message === "string" ? t.message : null,
-  };
-}
-
-/** The tests that failed a `tests` scorer: the listed ones that did not pass, else every failing one. */
-function failingTestsOf(s: WireScorer): { tests: FailingTest[]; total: number } {
-  if (s.type !== "tests" || s.passed !== false || !s.details) return { tests: [], total: 0 };
-  const d = s.details as Record<string, unknown>;
-  const f2p = listedTests(d.fail_to_pass);
-  const p2p = listedTests(d.pass_to_pass);
-  if (f2p.length + p2p.length > 0) {
-    const bad = [
-      ...f2p.filter((t) => t.outcome !== "passed"),
-      ...p2p.filter((t) => t.outcome !== "passed" && t.outcome !== "skipped"),
-    ];
-    return { tests: bad.slice(0, FAILING_TESTS_KEPT).map(failingTestOf), total: bad.length };
-  }
-  const failing = listedTests(d.failing);
-  const counts = (d.counts ?? {}) as Record<string, unknown>;
-  const total = (num(counts.failed) ?? 0) + (num(counts.errored) ?? 0);
-  return {
-    tests: failing.slice(0, FAILING_TESTS_KEPT).map(failingTestOf),
-    total: Math.max(total, failing.length),
-  };
-}
-
-function scorerOf(s: WireScorer, runDir: string): ScorerView {
-  const failing = failingTestsOf(s);
-  return {
-    name: s.name,
-    type: s.type,
-    weight: s.weight,
-    required: s.required,
-    state: s.state === "error" ? "error" : "complete",
-    score: s.score,
-    passed: s.passed,
-    reason: s.reason ?? "",
-    timedOut: Boolean(s.timed_out),
-    durationMs: num(s.duration_ms),
-    failingTests: failing.tests,
-    failingTestsTotal: failing.total,
-    log: s.log ? `${runDir}/${s.log}` : null,
-  };
-}
-
 async function evidenceOf(parent: BundleFiles, run: RunView, passingCase: boolean): Promise<AttemptEvidence> {
   const reader = parent.child();
-  const result = await reader.json<WireAttempt>(`${run.dir}/result.json`);
-  const files = (result?.files ?? {}) as Record<string, unknown>;
-  const grading = files.grading ? await reader.json<WireGrading>(`${run.dir}/${files.grading}`) : null;
+  const result = record(await reader.json<Json>(`${run.dir}/result.json`));
+  const files = record(result.files);
+  const gradingName = text(files.grading);
+  const gradingJson = gradingName ? await reader.json<unknown>(`${run.dir}/${gradingName}`) : null;
+  // Not graded, or grading.json missing or damaged: null (the renderers say so), not "no scorers".
+  const grading = gradingJson && typeof gradingJson === "object" ? record(gradingJson) : null;
   let diff: Excerpt | null = null;
-  if (files.diff) {
-    const rel = `${run.dir}/${files.diff}`;
+  const diffName = text(files.diff);
+  if (diffName) {
+    const rel = `${run.dir}/${diffName}`;
     if (!passingCase) {
       const roomy = reader.spent.evidenceBytes < EVIDENCE_BUDGET;
       diff = await reader.head(rel, roomy ? DIFF_READ_BYTES : SMALL_DIFF_READ_BYTES);
@@ -187,7 +80,7 @@ async function evidenceOf(parent: BundleFiles, run: RunView, passingCase: boolea
       reader.spent.passingDiffBytes += diff?.text.length ?? 0;
     }
   }
-  const logName = typeof files.agent_log === "string" ? files.agent_log : "agent.log";
+  const logName = text(files.agent_log) || "agent.log";
   let logTail: Excerpt | null = null;
   if (!passingCase) {
     const roomy = reader.spent.evidenceBytes < EVIDENCE_BUDGET;
@@ -197,173 +90,197 @@ async function evidenceOf(parent: BundleFiles, run: RunView, passingCase: boolea
     );
     reader.spent.evidenceBytes += logTail?.text.length ?? 0;
   }
-  const agent = result?.agent;
+  const agent = result.agent && typeof result.agent === "object" ? record(result.agent) : null;
+  const diffInfo = result.diff && typeof result.diff === "object" ? record(result.diff) : null;
   parent.problems.push(...reader.problems);
   return {
-    usage: attemptUsageOf(result?.usage),
-    tampered: Array.isArray(result?.tampered) ? result.tampered.map(String) : [],
+    usage: attemptUsageOf(result.usage),
+    tampered: texts(result.tampered),
     agent: agent
       ? {
-          exitCode: agent.exit_code,
-          signal: agent.signal,
-          timedOut: agent.timed_out,
-          durationMs: agent.duration_ms,
-          error: agent.error,
+          exitCode: num(agent.exit_code),
+          signal: textOrNull(agent.signal),
+          timedOut: bool(agent.timed_out),
+          durationMs: numOr0(agent.duration_ms),
+          error: textOrNull(agent.error),
         }
       : null,
-    diffStat: result?.diff
+    diffStat: diffInfo
       ? {
-          files: result.diff.files.map((f) => f.path),
-          additions: result.diff.additions,
-          deletions: result.diff.deletions,
+          files: list(diffInfo.files).map((f) => text(record(f).path)),
+          additions: numOr0(diffInfo.additions),
+          deletions: numOr0(diffInfo.deletions),
         }
       : null,
-    scorers: grading ? grading.scorers.map((s) => scorerOf(s, run.dir)) : null,
+    scorers: grading ? list(grading.scorers).map((sc) => scorerOf(sc, run.dir)) : null,
     diff,
     logTail,
     problems: reader.problems,
   };
 }
 
-function runsOf(row: WireIndexRow, summary: WireCaseSummary | null): RunView[] {
+const STATUSES: readonly RunView["status"][] = ["passed", "failed", "timeout", "error"];
+
+function runsOf(row: Json, summary: Json | null): RunView[] {
+  const resultDir = text(row.result_dir);
   if (summary) {
-    return summary.runs.map((r) => ({
-      attempt: r.attempt,
-      retry: r.retry,
-      counted: r.counted,
-      status: r.status,
-      failureStage: r.failure_stage,
-      failureKind: r.failure_kind,
-      message: r.message,
-      score: r.score,
-      passRate: r.pass_rate,
-      durationMs: r.duration_ms,
-      dir: `${row.result_dir}/${r.dir}`,
-      evidence: null,
-    }));
+    return list(summary.runs).map((x) => {
+      const r = record(x);
+      return {
+        attempt: numOr0(r.attempt),
+        retry: numOr0(r.retry),
+        counted: bool(r.counted),
+        status: oneOf(r.status, STATUSES, "error"),
+        failureStage: word(r.failure_stage),
+        failureKind: word(r.failure_kind),
+        message: textOrNull(r.message),
+        score: num(r.score),
+        passRate: num(r.pass_rate),
+        durationMs: num(r.duration_ms),
+        dir: `${resultDir}/${text(r.dir)}`,
+        evidence: null,
+      };
+    });
   }
   // Without the case summary, the index row still knows each try's status and folder.
-  return row.runs.map((r) => ({
-    attempt: r.attempt,
-    retry: r.retry,
-    counted: false,
-    status: r.status as RunView["status"],
-    failureStage: null,
-    failureKind: r.failure_kind,
-    message: null,
-    score: null,
-    passRate: null,
-    durationMs: null,
-    dir: r.dir,
-    evidence: null,
-  }));
+  return list(row.runs).map((x) => {
+    const r = record(x);
+    return {
+      attempt: numOr0(r.attempt),
+      retry: numOr0(r.retry),
+      counted: false,
+      status: oneOf(r.status, STATUSES, "error"),
+      failureStage: null,
+      failureKind: word(r.failure_kind),
+      message: null,
+      score: null,
+      passRate: null,
+      durationMs: null,
+      dir: text(r.dir),
+      evidence: null,
+    };
+  });
 }
 
-function caseOf(row: WireIndexRow, summary: WireCaseSummary | null): CaseView {
+function caseOf(row: Json, summary: Json | null): CaseView {
+  const a = record(row.attempts);
+  const stats = record(summary?.stats);
+  const [low, high, ...rest] = list(stats.wilson_95).map(num);
+  const policy = summary?.policy && typeof summary.policy === "object" ? record(summary.policy) : null;
   return {
-    evalPath: row.eval_path,
-    rootEvalPath: row.root_eval_path ?? row.eval_path,
-    testId: row.test_id,
-    target: row.target,
-    suite: row.suite,
-    provider: row.provider,
-    model: row.model ?? null,
-    tags: row.tags ?? [],
-    verdict: row.verdict,
-    classification: row.classification,
-    flaky: row.flaky,
-    reason: row.reason,
+    evalPath: text(row.eval_path),
+    rootEvalPath: text(row.root_eval_path) || text(row.eval_path),
+    testId: text(row.test_id),
+    target: text(row.target),
+    suite: text(row.suite),
+    provider: text(row.provider),
+    model: textOrNull(row.model),
+    tags: texts(row.tags),
+    verdict: oneOf(row.verdict, ["pass", "fail", "error"] as const, "error"),
+    classification: text(row.classification),
+    flaky: bool(row.flaky),
+    reason: text(row.reason),
     attempts: {
-      planned: row.attempts.planned,
-      counted: row.attempts.counted,
-      passed: row.attempts.passed,
-      failed: row.attempts.failed,
-      errored: row.attempts.errored,
-      timedOut: row.attempts.timed_out,
-      cancelled: row.attempts.cancelled,
-      retried: row.attempts.retried,
+      planned: numOr0(a.planned),
+      counted: numOr0(a.counted),
+      passed: numOr0(a.passed),
+      failed: numOr0(a.failed),
+      errored: numOr0(a.errored),
+      timedOut: numOr0(a.timed_out),
+      cancelled: numOr0(a.cancelled),
+      retried: numOr0(a.retried),
     },
-    successRate: row.attempt_success_rate,
-    wilson95: summary?.stats?.wilson_95 ?? null,
-    meanScore: row.mean_score,
-    meanPassRate: row.mean_pass_rate,
-    policy: summary?.policy
-      ? {
-          name: summary.policy.name,
-          threshold: summary.policy.threshold,
-          onError: summary.policy.on_error,
-        }
+    successRate: num(row.attempt_success_rate),
+    wilson95: low != null && high != null && rest.length === 0 ? [low, high] : null,
+    meanScore: num(row.mean_score),
+    meanPassRate: num(row.mean_pass_rate),
+    policy: policy
+      ? { name: text(policy.name), threshold: num(policy.threshold), onError: text(policy.on_error) }
       : null,
     change: changeOf(row.change),
-    usage: usageRollupOf((row as { usage?: unknown }).usage),
-    resultDir: row.result_dir,
+    usage: usageRollupOf(row.usage),
+    resultDir: text(row.result_dir),
     runs: runsOf(row, summary),
   };
 }
 
-function viewOf(summary: WireSummary, cases: CaseView[], problems: string[]): ReportView {
-  const cmp = summary.comparison;
-  const f = summary.run.filters;
-  const baseTargets = (cmp as { targets?: unknown } | null)?.targets;
+function viewOf(summary: Json, cases: CaseView[], problems: string[]): ReportView {
+  const run = record(summary.run);
+  const f = record(run.filters);
+  const shard = run.shard && typeof run.shard === "object" ? record(run.shard) : null;
+  const git = summary.git && typeof summary.git === "object" ? record(summary.git) : null;
+  const gate = record(summary.gate);
+  const counts = record(summary.counts);
+  const cmp =
+    summary.comparison && typeof summary.comparison === "object" ? record(summary.comparison) : null;
   return {
     run: {
-      id: summary.run.id,
-      startedAt: summary.run.started_at,
-      finishedAt: summary.run.finished_at,
-      durationMs: summary.run.duration_ms,
-      evalgateVersion: summary.run.evalgate_version,
-      shard: summary.run.shard ?? null,
-      mergedFrom: summary.run.merged_from ?? null,
-      filters: { targets: f?.targets ?? [], tests: f?.tests ?? [], tags: f?.tags ?? [] },
+      id: text(run.id),
+      startedAt: text(run.started_at),
+      finishedAt: text(run.finished_at),
+      durationMs: numOr0(run.duration_ms),
+      evalgateVersion: text(run.evalgate_version),
+      shard: shard ? { index: numOr0(shard.index), total: numOr0(shard.total) } : null,
+      mergedFrom: Array.isArray(run.merged_from) ? texts(run.merged_from) : null,
+      filters: { targets: texts(f.targets), tests: texts(f.tests), tags: texts(f.tags) },
     },
-    git: summary.git,
-    suites: summary.evals.map((e) => ({
-      evalPath: e.eval_path,
-      name: e.name,
-      description: e.description,
-      cases: e.cases,
-      regressions: e.regressions ?? "fail",
-    })),
+    git: git
+      ? { sha: textOrNull(git.sha), branch: textOrNull(git.branch), dirty: boolOrNull(git.dirty) }
+      : null,
+    suites: list(summary.evals).map((x) => {
+      const e = record(x);
+      return {
+        evalPath: text(e.eval_path),
+        name: text(e.name),
+        description: textOrNull(e.description),
+        cases: numOr0(e.cases),
+        regressions: oneOf(e.regressions, ["fail", "warn", "ignore"] as const, "fail"),
+      };
+    }),
     gate: {
-      verdict: summary.gate.verdict,
-      reasons: summary.gate.reasons,
-      warnings: summary.gate.warnings ?? [],
-      budgetStops: (summary.gate.budget_stops ?? []).map((s) => ({
-        evalPath: s.eval_path,
-        reason: s.reason,
-      })),
+      // Anything but an explicit pass fails: a damaged bundle never reads as a green gate.
+      verdict: gate.verdict === "pass" ? "pass" : "fail",
+      reasons: texts(gate.reasons),
+      warnings: texts(gate.warnings),
+      budgetStops: list(gate.budget_stops).map((x) => {
+        const b = record(x);
+        return { evalPath: text(b.eval_path), reason: text(b.reason) };
+      }),
     },
     counts: {
-      cases: summary.counts.cases,
-      passed: summary.counts.passed,
-      failed: summary.counts.failed,
-      errored: summary.counts.errored,
-      flaky: summary.counts.flaky,
-      attempts: summary.counts.attempts,
-      attemptsPassed: summary.counts.attempts_passed,
-      attemptsFailed: summary.counts.attempts_failed,
-      attemptsErrored: summary.counts.attempts_errored,
+      cases: numOr0(counts.cases),
+      passed: numOr0(counts.passed),
+      failed: numOr0(counts.failed),
+      errored: numOr0(counts.errored),
+      flaky: numOr0(counts.flaky),
+      attempts: numOr0(counts.attempts),
+      attemptsPassed: numOr0(counts.attempts_passed),
+      attemptsFailed: numOr0(counts.attempts_failed),
+      attemptsErrored: numOr0(counts.attempts_errored),
     },
-    usage: usageRollupOf((summary as { usage?: unknown }).usage),
-    targets: summary.targets.map(targetOf),
+    usage: usageRollupOf(summary.usage),
+    targets: list(summary.targets).map(targetOf),
     comparison: cmp
       ? {
-          baselineRunId: cmp.baseline_run_id,
-          baselineSha: cmp.baseline_git_sha,
-          regressed: cmp.regressed,
-          improved: cmp.improved,
-          unchanged: cmp.unchanged,
-          new: cmp.new,
-          removed: cmp.removed,
-          significant: cmp.significant,
-          removedCases: (cmp.removed_cases ?? []).map((r) => ({
-            evalPath: r.eval_path,
-            testId: r.test_id,
-            target: r.target,
-            suite: r.suite,
-            baseVerdict: r.base_verdict,
-          })),
-          targets: Array.isArray(baseTargets) ? (baseTargets as WireTargetRollup[]).map(targetOf) : null,
+          baselineRunId: text(cmp.baseline_run_id),
+          baselineSha: textOrNull(cmp.baseline_git_sha),
+          regressed: numOr0(cmp.regressed),
+          improved: numOr0(cmp.improved),
+          unchanged: numOr0(cmp.unchanged),
+          new: numOr0(cmp.new),
+          removed: numOr0(cmp.removed),
+          significant: numOr0(cmp.significant),
+          removedCases: list(cmp.removed_cases).map((x) => {
+            const r = record(x);
+            return {
+              evalPath: text(r.eval_path),
+              testId: text(r.test_id),
+              target: text(r.target),
+              suite: text(r.suite),
+              baseVerdict: text(r.base_verdict),
+            };
+          }),
+          targets: Array.isArray(cmp.targets) ? cmp.targets.map(targetOf) : null,
         }
       : null,
     cases,
@@ -373,7 +290,8 @@ function viewOf(summary: WireSummary, cases: CaseView[], problems: string[]): Re
 
 /**
  * Reads a bundle into a ReportView. Throws BundleError when the folder is not a bundle (no
- * summary.json or index.jsonl); a missing or damaged file below that is listed in `problems`.
+ * summary.json or index.jsonl); a missing or damaged file below that is listed in `problems`, and
+ * a field of the wrong type is read as empty (see view-fields.ts).
  */
 export async function loadReportView(
   bundleDir: string,
@@ -383,10 +301,12 @@ export async function loadReportView(
   const reader = new BundleFiles(bundle.dir);
   const limit = pLimit(16);
   const cases = await Promise.all(
-    bundle.rows.map((row) =>
+    bundle.rows.map((x) =>
       limit(async () => {
-        const summaryPath = row.summary_path ?? `${row.result_dir}/summary.json`;
-        const c = caseOf(row, await reader.json<WireCaseSummary>(summaryPath));
+        const row = record(x);
+        const summaryPath = text(row.summary_path) || `${text(row.result_dir)}/summary.json`;
+        const summary = await reader.json<Json>(summaryPath);
+        const c = caseOf(row, summary && typeof summary === "object" ? record(summary) : null);
         const stable = isStablePass(c);
         if (!stable || options.evidence === "all") {
           for (const run of c.runs) run.evidence = await evidenceOf(reader, run, stable);
@@ -395,5 +315,5 @@ export async function loadReportView(
       }),
     ),
   );
-  return viewOf(bundle.summary, cases, reader.problems.sort());
+  return viewOf(record(bundle.summary), cases, reader.problems.sort());
 }

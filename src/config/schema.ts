@@ -349,7 +349,12 @@ export const verifierSchema = z
       .string()
       .min(1)
       .describe("A file or folder of this repository, relative to the eval file; the agent never sees it"),
-    to: z.string().min(1).describe("Where it goes in the workspace (relative), after the agent finished"),
+    to: z
+      .string()
+      .min(1)
+      .describe(
+        "Where it goes in the workspace, relative to the repository root (also with a git seed's subdir), after the agent finished",
+      ),
   })
   .describe("A hidden verifier: copied into the workspace only for the scorers");
 
@@ -360,7 +365,7 @@ export const workspaceSchema = z.strictObject({
     .array(z.string().min(1))
     .optional()
     .describe(
-      "Globs relative to the workspace (\"test/**\"): restored from the baseline before scoring; a change by the agent marks the attempt tampered. A test's list replaces the file's",
+      "Globs relative to the repository root, also with a git seed's subdir (\"test/**\"): restored from the baseline before scoring; a change by the agent marks the attempt tampered. A test's list replaces the file's",
     ),
   verifiers: z
     .array(verifierSchema)

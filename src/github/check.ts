@@ -3,13 +3,16 @@
  * gate's conclusion and the report as its summary. The job's exit status stays the primary signal;
  * this is a second place to see the result, named as the user wants it in branch protection.
  */
-import type { WireSummary } from "../bundle/wire.js";
+import type { ReportView } from "../report/view.js";
 import type { GitHubClient } from "./client.js";
 
 /** GitHub's limit for a check run's output.summary. */
 export const CHECK_SUMMARY_LIMIT = 65_535;
 
-export function checkTitle(summary: WireSummary): string {
+/** The run as the report view read it (types checked, so a bundle from elsewhere cannot smuggle text). */
+type Outcome = Pick<ReportView, "gate" | "counts">;
+
+export function checkTitle(summary: Outcome): string {
   const c = summary.counts;
   const verdict = summary.gate.verdict === "pass" ? "gate passed" : "gate failed";
   const extra = [
@@ -29,7 +32,7 @@ export async function publishCheckRun(
     repo: string;
     name: string;
     headSha: string;
-    summary: WireSummary;
+    summary: Outcome;
     body: string;
     detailsUrl?: string;
   },

@@ -1,6 +1,7 @@
 /**
  * The sticky PR comment: one per pull request and comment key, found by its hidden marker line
- * through every page of the PR's comments, and updated in place.
+ * through every page of the PR's comments (in a comment by a bot or a writer of the repository),
+ * and updated in place.
  */
 import type { WireSummary } from "../bundle/wire.js";
 import type { GitHubClient } from "./client.js";
@@ -22,6 +23,21 @@ export function hasMarker(body: string | undefined | null, marker: string): bool
   return (body ?? "").split("\n").some((line) => line.trim() === marker);
 }
 
+/**
+ * Authors whose comment can be the sticky one: a bot (the workflow token posts as
+ * github-actions[bot], an app token as its app) or someone with write access (a personal token of a
+ * maintainer). Anyone else could paste the marker into a comment of their own, have evalgate write
+ * its report there, and then edit that "report" at will.
+ */
+const WRITERS = new Set(["OWNER", "MEMBER", "COLLABORATOR"]);
+
+export function trustedAuthor(c: {
+  user?: { type?: string | null } | null;
+  author_association?: string | null;
+}): boolean {
+  return c.user?.type === "Bot" || WRITERS.has(c.author_association ?? "");
+}
+
 export async function findStickyComment(
   client: GitHubClient,
   ref: IssueRef,
@@ -34,7 +50,7 @@ export async function findStickyComment(
     per_page: 100,
   });
   for await (const page of pages) {
-    const found = page.data.find((c) => hasMarker(c.body, marker));
+    const found = page.data.find((c) => hasMarker(c.body, marker) && trustedAuthor(c));
     if (found) return { id: found.id, url: found.html_url };
   }
   return undefined;

@@ -129,6 +129,7 @@ async function postComment(
   dest: Destination,
   produced: Produced,
   body: string,
+  gateFailed: boolean,
   outputs: ActionOutputs,
   logger: ActionsLogger,
 ): Promise<boolean> {
@@ -147,7 +148,7 @@ async function postComment(
     const wanted = commentWanted(
       inputs.comment,
       {
-        gateFailed: produced.summary.gate.verdict === "fail",
+        gateFailed,
         hasBaseline: produced.summary.comparison !== null,
         changed: changedFromBaseline(produced.summary, produced.baseline?.summary),
       },
@@ -176,11 +177,9 @@ async function publish(
   ctx: EventContext,
   client: GitHubClient | undefined,
   deps: RunDeps,
-): Promise<ActionOutputs> {
+): Promise<{ outputs: ActionOutputs; reasons: string[] }> {
   const { logger } = deps;
   const outputs = emptyOutputs();
-  const summary = produced.summary;
-  const shard = summary.run.shard;
   const run = runUrl(ctx);
   const base: CommentOptions = {
     key: inputs.commentKey,
@@ -209,6 +208,7 @@ async function publish(
   const view = produced.made
     ? (await writeReports(produced.dir, base)).view
     : await loadReportView(produced.dir);
+  const shard = view.run.shard;
   const artifact = produced.made ? await upload(produced, inputs, ctx, deps) : undefined;
   if (artifact) {
     outputs["artifact-id"] = String(artifact.id);
@@ -228,7 +228,8 @@ async function publish(
     if (inputs.comment !== "off" || inputs.checkName) logger.notice(forkNotice(dest.readOnly));
   } else {
     const body = renderComment(view, { ...base, links });
-    if (await postComment(client, inputs, ctx, dest, produced, body, outputs, logger)) {
+    const gateFailed = view.gate.verdict === "fail";
+    if (await postComment(client, inputs, ctx, dest, produced, body, gateFailed, outputs, logger)) {
       await writeFile(path.join(produced.dir, "comment.md"), body);
     }
     if (inputs.checkName && client && dest.sha) {
@@ -238,7 +239,7 @@ async function publish(
           repo: ctx.repo,
           name: inputs.checkName,
           headSha: dest.sha,
-          summary,
+          summary: view,
           body: renderComment(view, { ...base, links, maxChars: CHECK_SUMMARY_LIMIT }),
           ...(run ? { detailsUrl: run } : {}),
         });
@@ -267,19 +268,20 @@ async function publish(
     logger.warn(`the job summary could not be written: ${(error as Error).message}`);
   }
 
-  const c = summary.counts;
+  // From the view, whose fields are checked: a published bundle may come from a fork's run.
+  const c = view.counts;
   Object.assign(outputs, {
-    verdict: shard ? "pending" : summary.gate.verdict,
-    "run-id": summary.run.id,
+    verdict: shard ? "pending" : view.gate.verdict,
+    "run-id": view.run.id,
     "bundle-path": produced.dir,
     cases: String(c.cases),
     passed: String(c.passed),
     failed: String(c.failed),
     errored: String(c.errored),
     flaky: String(c.flaky),
-    regressions: String(summary.comparison?.regressed ?? 0),
+    regressions: String(view.comparison?.regressed ?? 0),
   });
-  return outputs;
+  return { outputs, reasons: view.gate.reasons };
 }
 
 export async function run(
@@ -296,10 +298,9 @@ export async function run(
       ? createClient({ token: inputs.token, baseUrl: ctx.apiUrl, logger })
       : undefined;
     const produced = await produceBundle(inputs, ctx, { client, logger, env });
-    const outputs = await publish(produced, inputs, ctx, client, deps);
+    const { outputs, reasons } = await publish(produced, inputs, ctx, client, deps);
     setOutputs(outputs);
     if (outputs.verdict === "fail") {
-      const reasons = produced.summary.gate.reasons;
       logger.error(`evalgate: gate failed${reasons.length ? `: ${reasons.join("; ")}` : ""}`);
       return EXIT.fail;
     }

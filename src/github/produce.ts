@@ -268,7 +268,7 @@ async function reportMode(
       dir: bundle.dir,
       summary: bundle.summary,
       rows: bundle.rows,
-      ...(record.baseline_note ? { baselineNote: record.baseline_note } : {}),
+      ...(typeof record.baseline_note === "string" ? { baselineNote: record.baseline_note } : {}),
       made: false,
     };
   }

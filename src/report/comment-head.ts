@@ -12,6 +12,7 @@ import {
   pointsDelta,
   shortSha,
   tokens,
+  tokensDelta,
   totalTokens,
   usd,
   usdDelta,
@@ -170,6 +171,11 @@ function targetRow(ctx: Context, t: TargetNumbers): string {
   const cost =
     costOf(t.usage) +
     (t.usage?.costUsd != null && baseCost != null ? paren(usdDelta(t.usage.costUsd - baseCost)) : "");
+  const used = totalTokens(t.usage);
+  const baseUsed = b ? totalTokens(b.usage) : null;
+  const tokenCell =
+    `${partial(t.usage) && used !== null ? "≥ " : ""}${tokens(used)}` +
+    (used !== null && baseUsed !== null ? paren(tokensDelta(used - baseUsed)) : "");
   const name = `${md.text(clip(t.name, 60))}${t.model ? ` (${md.text(clip(t.model, 40))})` : ""}${ctx.baseTargets && !b ? " · new" : ""}`;
   return md.row([
     name,
@@ -179,7 +185,7 @@ function targetRow(ctx: Context, t: TargetNumbers): string {
     `${count(t.errored)}${d("errored")}`,
     rate,
     md.text(cost),
-    `${partial(t.usage) && totalTokens(t.usage) !== null ? "≥ " : ""}${tokens(totalTokens(t.usage))}`,
+    tokenCell,
   ]);
 }
 

@@ -34,6 +34,12 @@ export function tokens(n: number | null): string {
   return String(n);
 }
 
+/** A change of a token count: "+12 k", "−1.2 M", "±0". */
+export function tokensDelta(d: number): string {
+  const shown = tokens(Math.abs(d));
+  return shown === "0" ? "±0" : `${d > 0 ? "+" : MINUS}${shown}`;
+}
+
 export function usd(n: number | null): string {
   if (n === null) return "—";
   if (n > 0 && n < 0.01) return "<$0.01";

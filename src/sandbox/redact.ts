@@ -42,9 +42,62 @@ export function secretForms(value: string): string[] {
   return [...forms].filter((f) => f.length >= MIN_SECRET_LENGTH);
 }
 
-/** Sorted, merged [start, end) ranges of every occurrence of every needle (overlaps included). */
-function rangesIn(hay: string, needles: readonly string[]): [number, number][] {
-  const found: [number, number][] = [];
+/**
+ * evalgate marks every cut it makes in a text (transcript fields, scorer reasons, test messages,
+ * judge verdicts) with "…". A cut made before redaction can end inside a secret, leaving its start
+ * followed by the mark; such a start is masked too (see CutStarts).
+ */
+export const CUT_MARK = "…";
+
+/**
+ * Finds the starts of secrets (at least MIN_SECRET_LENGTH long) that a cut mark follows. Such a
+ * start ends with the MIN_SECRET_LENGTH characters before the mark, so a mark whose characters
+ * occur in no form is passed at once, and otherwise only their places in each form are tried.
+ */
+class CutStarts {
+  private readonly pieces = new Set<string>();
+
+  constructor(
+    private readonly forms: readonly string[],
+    /** CUT_MARK as the forms are written (text, or UTF-8 bytes as latin1). */
+    private readonly mark: string,
+  ) {
+    for (const f of forms) {
+      for (let i = 0; i + MIN_SECRET_LENGTH <= f.length; i++)
+        this.pieces.add(f.slice(i, i + MIN_SECRET_LENGTH));
+    }
+  }
+
+  in(hay: string): [number, number][] {
+    const found: [number, number][] = [];
+    for (let at = hay.indexOf(this.mark); at !== -1; at = hay.indexOf(this.mark, at + 1)) {
+      if (at < MIN_SECRET_LENGTH) continue;
+      const tail = hay.slice(at - MIN_SECRET_LENGTH, at);
+      if (!this.pieces.has(tail)) continue;
+      let longest = 0;
+      for (const form of this.forms) {
+        // The longest start of this form first: the last place of `tail` in it.
+        for (let j = form.lastIndexOf(tail); j !== -1; j = j > 0 ? form.lastIndexOf(tail, j - 1) : -1) {
+          const k = j + MIN_SECRET_LENGTH;
+          if (k <= longest) break;
+          if (k <= at && hay.startsWith(form.slice(0, k), at - k)) {
+            longest = k;
+            break;
+          }
+        }
+      }
+      if (longest > 0) found.push([at - longest, at]);
+    }
+    return found;
+  }
+}
+
+/**
+ * Sorted, merged [start, end) ranges of every occurrence of every needle (overlaps included) and,
+ * when `cuts` is given, of every secret start a cut mark follows.
+ */
+function rangesIn(hay: string, needles: readonly string[], cuts?: CutStarts): [number, number][] {
+  const found: [number, number][] = cuts ? cuts.in(hay) : [];
   for (const n of needles) {
     for (let i = hay.indexOf(n); i !== -1; i = hay.indexOf(n, i + 1)) found.push([i, i + n.length]);
   }
@@ -75,6 +128,8 @@ export class Redactor {
   private readonly textNeedles: string[];
   /** The forms as latin1 strings of their UTF-8 bytes, so bytes can be searched as text 1:1. */
   private readonly byteNeedles: string[];
+  private readonly textCuts: CutStarts;
+  private readonly byteCuts: CutStarts;
   readonly maxBytes: number;
 
   constructor(values: Iterable<string>) {
@@ -82,6 +137,8 @@ export class Redactor {
     for (const v of values) if (v.length >= MIN_SECRET_LENGTH) for (const f of secretForms(v)) forms.add(f);
     this.textNeedles = [...forms];
     this.byteNeedles = this.textNeedles.map((f) => Buffer.from(f, "utf8").toString("latin1"));
+    this.textCuts = new CutStarts(this.textNeedles, CUT_MARK);
+    this.byteCuts = new CutStarts(this.byteNeedles, Buffer.from(CUT_MARK, "utf8").toString("latin1"));
     this.maxBytes = Math.max(0, ...this.byteNeedles.map((n) => n.length));
   }
 
@@ -92,14 +149,14 @@ export class Redactor {
 
   text(s: string): string {
     if (!this.active || s.length === 0) return s;
-    const ranges = rangesIn(s, this.textNeedles);
+    const ranges = rangesIn(s, this.textNeedles, this.textCuts);
     return ranges.length === 0 ? s : mask(s, ranges);
   }
 
   bytes(b: Buffer): Buffer {
     if (!this.active || b.length === 0) return b;
     const hay = b.toString("latin1");
-    const ranges = rangesIn(hay, this.byteNeedles);
+    const ranges = rangesIn(hay, this.byteNeedles, this.byteCuts);
     if (ranges.length === 0) return b;
     // MASK is ASCII, so it is the same in latin1 and UTF-8.
     return Buffer.from(mask(hay, ranges), "latin1");

@@ -1,10 +1,12 @@
 /**
  * The secrets of a run: every variable whose value the run hands to a process or reads for a
- * scorer. Their values are redacted from the bundle and the console (sandbox/redact.ts).
+ * scorer, and the runner's own credentials. Their values are redacted from the bundle and the
+ * console (sandbox/redact.ts).
  * This is the one place that knows where secrets come from: a new source is one more line in
  * `secretVariables`.
  */
 import type { Plan } from "../config/types.js";
+import { deniedVariable } from "./env.js";
 import { MIN_SECRET_LENGTH, Redactor } from "./redact.js";
 
 /** Passing these through adds nothing the base does not already give: they are not secrets. */
@@ -34,6 +36,18 @@ export function secretVariables(plan: Plan): Map<string, string[]> {
   return out;
 }
 
+/**
+ * The runner's own credentials in evalgate's environment (GITHUB_TOKEN, the action's github-token
+ * input, ACTIONS_RUNTIME_TOKEN, ...). No process is given them, but an agent outside a sandbox can
+ * read evalgate's environment from /proc (docs/decisions/0070-sandbox-audit.md): if it prints one,
+ * it is masked like any secret of the run.
+ */
+export function runnerCredentials(env: NodeJS.ProcessEnv): string[] {
+  return Object.keys(env).filter(
+    (name) => deniedVariable(name) !== undefined && /(TOKEN|SECRET|PASSWORD|KEY)$/i.test(name),
+  );
+}
+
 export interface RunSecrets {
   redactor: Redactor;
   /** Variables that are set but too short to redact (the user is told). */
@@ -50,5 +64,6 @@ export function runSecrets(plan: Plan, env: NodeJS.ProcessEnv = process.env): Ru
     if (v.length < MIN_SECRET_LENGTH) tooShort.push(name);
     else values.push(v);
   }
+  for (const name of runnerCredentials(env)) values.push(env[name] ?? "");
   return { redactor: new Redactor(values), tooShort };
 }

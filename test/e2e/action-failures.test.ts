@@ -73,8 +73,11 @@ describe("the action when GitHub does not cooperate", () => {
 
   it("a token without pull-requests: write gets a 403, explained in a notice; the step exits by the gate", async () => {
     const noWrite = gh.token({ actions: "read" });
-    const r = await pr(repo.fixed, { token: noWrite });
+    const r = await pr(repo.fixed, { token: noWrite, inputs: { "check-name": "evals" } });
     expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(
+      /::warning::creating the check run "evals" failed \(403 Resource not accessible by integration\): the token needs checks: write/,
+    );
     expect(r.stdout).toMatch(
       /::notice::posting the comment on PR #2 failed \(403 Resource not accessible by integration\): the token needs pull-requests: write; add it to the workflow's or job's `permissions:`/,
     );
@@ -122,6 +125,21 @@ describe("the action when GitHub does not cooperate", () => {
     expect(r.outputs["artifact-id"]).toBe("");
     expect(existsSync(path.join(r.outputs["bundle-path"]!, "summary.json"))).toBe(true);
     expect(r.outputs.verdict).toBe("fail");
+  });
+
+  it("uploads the bundle under the artifact-name and retention-days it is given, and links it", async () => {
+    const r = await pr(repo.fixed, {
+      inputs: { "artifact-name": "evals-bundle", "retention-days": "7", comment: "off", baseline: "off" },
+    });
+    expect(r.code).toBe(0);
+    const a = gh.artifacts.find((x) => String(x.id) === r.outputs["artifact-id"])!;
+    expect(a.name).toBe("evals-bundle");
+    const days = (Date.parse(a.expires_at!) - Date.now()) / 86_400_000;
+    expect(days).toBeGreaterThan(6);
+    expect(days).toBeLessThanOrEqual(7);
+    expect(r.outputs["artifact-url"]).toMatch(new RegExp(`/actions/runs/\\d+/artifacts/${a.id}$`));
+    // What was uploaded is the bundle: its summary is in the zip.
+    expect(a.zip.includes(Buffer.from("summary.json"))).toBe(true);
   });
 
   it("outside Actions (no runtime token, no summary file) the bundle stays on disk; no crash", async () => {
@@ -242,6 +260,30 @@ describe("the action when GitHub does not cooperate", () => {
     expect(fixedAgain.code).toBe(0);
     expect(ours()).toHaveLength(1);
     expect(ours()[0]!.body).toContain("gate passed");
+  });
+
+  it("comment: failures stays quiet while the gate passes and posts when it fails; comment: off never touches it", async () => {
+    gh.pulls.set(6, { number: 6, headSha: repo.fixed, headRef: "loud", headRepo: REPO, baseRef: "main" });
+    const ours = () => gh.comments.filter((c) => c.issue === 6 && c.body.startsWith(MARKER));
+    const passing = await pr(repo.fixed, { number: 6, inputs: { comment: "failures" } });
+    expect(passing.code).toBe(0);
+    expect(passing.stdout).toContain("no PR comment: comment: failures, and the gate passed");
+    expect(passing.outputs["comment-id"]).toBe("");
+    expect(ours()).toHaveLength(0);
+    const failing = await pr(repo.broken, { number: 6, inputs: { comment: "failures" } });
+    expect(failing.code).toBe(1);
+    expect(ours()).toHaveLength(1);
+    expect(ours()[0]!.body).toContain("gate failed");
+    expect(failing.outputs["comment-id"]).toBe(String(ours()[0]!.id));
+    // off: the earlier comment is left as it was, and no request touches the PR's comments.
+    const before = gh.requests.length;
+    const off = await pr(repo.fixed, { number: 6, inputs: { comment: "off" } });
+    expect(off.code).toBe(0);
+    expect(off.outputs["comment-id"]).toBe("");
+    expect(ours()[0]!.body).toContain("gate failed");
+    expect(gh.requests.slice(before).filter((q) => q.path.includes("/issues/"))).toEqual([]);
+    // The job summary is written whatever the mode.
+    expect(off.summary).toContain("gate passed");
   });
 
   it("a wrong input is a usage error (exit 2) naming the input", async () => {

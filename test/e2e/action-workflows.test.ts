@@ -2,6 +2,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   FORK,
+  filesOf,
   MARKER,
   MERGE_SHA,
   openScenario,
@@ -13,7 +14,9 @@ import {
 } from "../github/fixture.js";
 import { examplePayload, NODE24, requireBuiltAction, runStep } from "../github/harness.js";
 import type { FakeGitHub } from "../github/server.js";
+import { makeZip } from "../github/zip.js";
 import { readJson, tempDir } from "../helpers.js";
+import { checkComment, outsideFences } from "../report/markdown-check.js";
 
 requireBuiltAction();
 
@@ -228,5 +231,36 @@ describe("workflows around the action", () => {
       /::warning::not commenting on PR #3: its head is [0-9a-f]{7}, but the bundle is of [0-9a-f]{7}/,
     );
     expect(gh.requests.filter((q) => q.method === "PATCH").length).toBe(updatesBefore);
+
+    // A fork can upload any artifact under the name: a forged bundle claims a pass with markup in
+    // its numbers. It is published as data: no markup, no ping, and a verdict that is not "pass" fails.
+    gh.pulls.get(3)!.headSha = repo.broken;
+    const HOSTILE = "<img src=x onerror=alert(1)> @octocat";
+    const files = filesOf(untrusted.outputs["bundle-path"]!);
+    const summary = JSON.parse(files.get("summary.json")!);
+    summary.gate.verdict = `${HOSTILE} pass`;
+    summary.counts.passed = HOSTILE;
+    files.set("summary.json", JSON.stringify(summary));
+    files.set(
+      "index.jsonl",
+      files
+        .get("index.jsonl")!
+        .trim()
+        .split("\n")
+        .map((l) => JSON.stringify({ ...JSON.parse(l), attempts: { passed: HOSTILE, counted: HOSTILE } }))
+        .join("\n"),
+    );
+    const artifact = gh.artifacts.find((a) => a.runId === forkRun.id && a.name === "evalgate")!;
+    artifact.zip = makeZip([...files].map(([name, data]) => ({ name, data })));
+    const forged = await publish();
+    expect(forged.stderr).toBe("");
+    expect(forged.code).toBe(1);
+    expect(forged.outputs).toMatchObject({ verdict: "fail", passed: "0" });
+    const body = gh.comments.find((c) => c.issue === 3 && c.body.startsWith(MARKER))!.body;
+    expect(outsideFences(body).join("\n")).not.toMatch(/<img/i);
+    const facts = checkComment(body);
+    expect(facts.foreign).toEqual([]);
+    expect(facts.mentions).toEqual([]);
+    expect(gh.checkRuns.at(-1)!.conclusion).toBe("failure");
   });
 });

@@ -2,11 +2,12 @@
  * Acceptance: an agent that prints its whole environment sees the minimal base and exactly what its
  * target passes through, never the runner's tokens, however evalgate itself was started.
  */
+import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { BASE_VARIABLES } from "../../src/sandbox/env.js";
-import { readJsonl, runCli, tempDir, writeFiles } from "../helpers.js";
+import { filesContaining, readJsonl, runCli, tempDir, writeFiles } from "../helpers.js";
 
 const RUNNER_SECRETS = {
   GITHUB_TOKEN: "ghs_0123456789abcdefRUNNERTOKEN",
@@ -93,5 +94,48 @@ tests:
       "bad.eval.yaml:4: targets[0].env_passthrough[0]: GITHUB_TOKEN is a variable of the CI runner",
     );
     expect(r.stderr).not.toContain(RUNNER_SECRETS.GITHUB_TOKEN);
+  });
+});
+
+/**
+ * Outside a sandbox an agent can read evalgate's own environment in /proc (README: The agent's
+ * environment). The runner's credentials there are masked in the bundle if the agent prints them.
+ */
+describe("an unsandboxed agent that digs in evalgate's process environment", () => {
+  // Whether this machine lets a process read its parent's environment at all (Yama ptrace_scope < 2).
+  const readable = spawnSync("sh", ["-c", 'cat "/proc/$PPID/environ" > /dev/null']).status === 0;
+  const dir = tempDir();
+  writeFiles(dir, {
+    "project/README.md": "hi\n",
+    "walk.sh": `#!/bin/sh
+p=$PPID
+while [ "$p" -gt 1 ] 2>/dev/null; do
+  tr '\\0' '\\n' < /proc/$p/environ 2>/dev/null | grep -E '^(GITHUB_TOKEN|ACTIONS_RUNTIME_TOKEN|INPUT_GITHUB_TOKEN)='
+  p=$(awk '/^PPid:/{print $2}' /proc/$p/status)
+done
+echo walked
+`,
+    "dig.eval.yaml": `targets: [{ name: digger, provider: command, command: ["sh", "{EVAL_DIR}/walk.sh"] }]
+workspace: { seed: { path: project } }
+tests:
+  - { id: dig, instruction: x, scorers: [{ type: command, run: "true" }] }
+`,
+  });
+  const out = path.join(dir, "bundle");
+  const result = runCli(["run", ".", "--out", out], dir, RUNNER_SECRETS);
+
+  it("finds the runner's tokens only as ***", () => {
+    expect(result.stderr).toBe("");
+    const row = readJsonl<{ runs: { dir: string }[] }>(path.join(out, "index.jsonl"))[0]!;
+    const log = readFileSync(path.join(out, row.runs[0]!.dir, "agent.log"), "utf8");
+    expect(log).toContain("walked");
+    if (readable) {
+      expect(log).toContain("GITHUB_TOKEN=***\n");
+      expect(log).toContain("ACTIONS_RUNTIME_TOKEN=***\n");
+      expect(log).toContain("INPUT_GITHUB_TOKEN=***\n");
+    }
+    for (const name of ["GITHUB_TOKEN", "ACTIONS_RUNTIME_TOKEN", "INPUT_GITHUB_TOKEN"] as const) {
+      expect(filesContaining(out, RUNNER_SECRETS[name])).toEqual([]);
+    }
   });
 });

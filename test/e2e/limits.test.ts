@@ -143,6 +143,10 @@ tests:
       const ws = path.join(attempts, caseDir!, `run-${n}`, "ws");
       expect(statSync(ws).isDirectory()).toBe(true);
       expect(readFileSync(path.join(ws, "mine.txt"), "utf8")).toBe(`attempt ${n}\n`);
+      // A repository of its own (copied, not linked) at the prepared baseline, for a look afterwards.
+      expect(sh("git describe --tags --exact-match HEAD", ws).trim()).toBe("evalgate-baseline");
+      expect(sh("git status --porcelain", ws)).toBe("?? mine.txt\n");
     }
+    expect(readdirSync(path.join(work, "baselines")).length).toBe(1);
   });
 });

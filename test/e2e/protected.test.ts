@@ -6,7 +6,7 @@
 import { chmodSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { readJson, readJsonl, runCli, tempDir, writeFiles } from "../helpers.js";
+import { gitRepo, readJson, readJsonl, runCli, sh, tempDir, writeFiles } from "../helpers.js";
 
 interface Row {
   target: string;
@@ -137,5 +137,73 @@ tests:
     expect(scorersOf("forger")).toEqual({ visible: false, hidden: false });
     expect(read("forger", "scorers/hidden.log")).toContain("hidden verifier ran");
     expect(read("forger", "diff.patch")).toContain("checks/hidden.test.js");
+  });
+});
+
+/**
+ * With a git seed's subdir the agent works in the subfolder, but protected globs and a verifier's
+ * `to` are relative to the repository root, like the diff and the scorers.
+ */
+describe("protected paths and hidden verifiers with a git seed's subdir", () => {
+  const work = gitRepo({
+    "ci/check.sh": "original ci\n",
+    "services/cart/cart.js": "broken\n",
+    "services/cart/test/cart.test.sh": "original test\n",
+  });
+  const remote = path.join(tempDir("evalgate-remote-"), "shop.git");
+  sh(`git clone -q --bare ${work} ${remote}`, "/tmp");
+  const dir = tempDir();
+  writeFiles(dir, {
+    "verifiers/hidden.txt": "hidden verifier\n",
+    "s.eval.yaml": `targets:
+  - name: cheater
+    provider: command
+    command: "echo fixed > cart.js; echo hacked > test/cart.test.sh; echo hacked > ../../ci/check.sh; ls -R ../.. > ../../seen.txt"
+workspace:
+  seed: { git: { url: "file://${remote}", subdir: services/cart } }
+  protected: ["services/cart/test/**", "ci/**"]
+  verifiers: [{ from: verifiers/hidden.txt, to: services/cart/checks/hidden.txt }]
+tests:
+  - id: cart
+    instruction: Fix the cart.
+    scorers:
+      - { name: fixed, type: file, path: services/cart/cart.js, contains: fixed }
+      - { name: test-restored, type: file, path: services/cart/test/cart.test.sh, contains: original test }
+      - { name: ci-restored, type: file, path: ci/check.sh, contains: original ci }
+      - { name: verifier, type: file, path: services/cart/checks/hidden.txt, contains: hidden verifier }
+`,
+  });
+  const out = path.join(dir, "bundle");
+  const result = runCli(["run", ".", "--out", out], dir);
+  const run = readJsonl<Row>(path.join(out, "index.jsonl"))[0]!.runs[0]!;
+  const read = (file: string) => readFileSync(path.join(out, run.dir, file), "utf8");
+
+  it("restores protected paths in and outside the subfolder, marks the attempt tampered, and scores the restored files", () => {
+    expect(result.stderr).toBe("");
+    expect(readJson<Result>(path.join(out, run.dir, "result.json"))).toMatchObject({
+      status: "failed",
+      failure_kind: "tampered",
+      tampered: ["ci/check.sh", "services/cart/test/cart.test.sh"],
+    });
+    const scorers = readJson<Grading>(path.join(out, run.dir, "grading.json")).scorers;
+    expect(Object.fromEntries(scorers.map((s) => [s.name, s.passed]))).toEqual({
+      fixed: true,
+      "test-restored": true,
+      "ci-restored": true,
+      verifier: true,
+    });
+    // The diff, relative to the repository root, keeps what the agent did.
+    const diff = read("diff.patch");
+    expect(diff).toContain("+++ b/services/cart/test/cart.test.sh");
+    expect(diff).toContain("+++ b/ci/check.sh");
+  });
+
+  it("puts the verifier at its place from the repository root, after the agent finished", () => {
+    const diff = read("diff.patch");
+    expect(diff).not.toContain("hidden");
+    // What the agent saw of the whole repository: no checks/ folder anywhere.
+    expect(diff).toMatch(/\+\+\+ b\/seen\.txt/);
+    expect(diff).toContain("+cart.test.sh");
+    expect(diff).not.toContain("checks");
   });
 });

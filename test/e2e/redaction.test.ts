@@ -6,9 +6,20 @@
  */
 import { chmodSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { readJson, readJsonl, runCliAsync, tempDir, writeFiles } from "../helpers.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  filesContaining,
+  gitRepo,
+  readJson,
+  readJsonl,
+  runCli,
+  runCliAsync,
+  sh,
+  tempDir,
+  writeFiles,
+} from "../helpers.js";
 import { startOpenAIServer } from "../scorers/openai-server.js";
+import { type GitHttpServer, startGitHttpServer } from "../workspace/git-http-server.js";
 
 const SECRETS = {
   AGENT_SECRET: "agent-SECRET/value+0123456789",
@@ -132,6 +143,154 @@ tests:
     for (const s of forbidden) {
       expect(result.stdout).not.toContain(s);
       expect(result.stderr).not.toContain(s);
+    }
+  });
+});
+
+/**
+ * A git seed's token_env is a secret of the run like any passthrough: redaction itself (not only
+ * the seed code's care never to write it) keeps it out of the bundle. Here the repository holds the
+ * token in a committed file, and the agent and a scorer print it and copy it into the workspace.
+ */
+describe("redaction of a git seed's token", () => {
+  const TOKEN = "ghs_repoTokenCommittedByMistake_42";
+  let server: GitHttpServer;
+  const root = tempDir("evalgate-remote-");
+  const work = gitRepo({ "app.txt": "v1\n", "deploy/credentials.txt": `${TOKEN}\n` });
+  sh(`git clone -q --bare ${work} ${path.join(root, "shop.git")}`, root);
+  const dir = tempDir();
+  const out = path.join(dir, "bundle");
+  let result: Awaited<ReturnType<typeof runCliAsync>>;
+  beforeAll(async () => {
+    server = await startGitHttpServer(root, TOKEN);
+    writeFiles(dir, {
+      "agent.sh": `#!/bin/sh
+t=$(cat deploy/credentials.txt)
+echo "found $t"
+printf '%s' "$t" | base64
+cp deploy/credentials.txt leaked.txt
+echo "giving up with $t" >&2
+exit 3
+`,
+      "seed.eval.yaml": `targets:
+  - { name: leaky, provider: command, command: ["./agent.sh"] }
+workspace:
+  seed: { git: { url: "${server.url}/shop.git", token_env: SEED_TOKEN } }
+tests:
+  - id: leak
+    instruction: leak the token
+    scorers:
+      - { name: check, type: command, run: "cat leaked.txt" }
+`,
+    });
+    chmodSync(path.join(dir, "agent.sh"), 0o755);
+    result = await runCliAsync(["run", ".", "--out", out], dir, { SEED_TOKEN: TOKEN });
+  });
+  afterAll(() => server.close());
+
+  it("masks it in the agent's log, the diff, the scorer log, the records and the console", () => {
+    expect(result.code).toBe(1);
+    expect(server.requests.some((q) => q.authorized)).toBe(true);
+    const row = readJsonl<{ runs: { dir: string; failure_kind: string }[] }>(
+      path.join(out, "index.jsonl"),
+    )[0]!;
+    expect(row.runs[0]!.failure_kind).toBe("agent_exit");
+    const runDir = path.join(out, row.runs[0]!.dir);
+    const read = (name: string) => readFileSync(path.join(runDir, name), "utf8");
+    expect(read("agent.log")).toContain("found ***\n");
+    expect(read("diff.patch")).toContain("+++ b/leaked.txt");
+    expect(read("diff.patch")).toContain("+***\n");
+    expect(read("scorers/check.log")).toBe("***\n");
+    expect(readJson<{ message: string }>(path.join(runDir, "result.json")).message).toContain(
+      "giving up with ***",
+    );
+    expect(result.stdout).toContain("giving up with ***");
+    for (const needle of [TOKEN, Buffer.from(TOKEN).toString("base64").slice(0, 20), TOKEN.slice(0, 12)]) {
+      expect(filesContaining(out, needle)).toEqual([]);
+      expect(result.stdout).not.toContain(needle);
+      expect(result.stderr).not.toContain(needle);
+    }
+  });
+});
+
+/** The fake `claude`: one long message and one tool call, each cut by the transcript where the key is. */
+const FAKE_CLAUDE = `#!/usr/bin/env node
+if (process.argv.includes("--version")) { console.log("2.0.0"); process.exit(0); }
+const key = process.env.ANTHROPIC_API_KEY;
+const ev = (o) => console.log(JSON.stringify(o));
+const usage = { input_tokens: 1, output_tokens: 1 };
+ev({ type: "system", subtype: "init", model: "m", claude_code_version: "2.0.0", session_id: "s" });
+// transcript.jsonl keeps 16384 characters of a message and 4096 of a tool input: the key straddles both cuts.
+const text = "x".repeat(16384 - 20) + key + " end";
+ev({ type: "assistant", message: { id: "m1", model: "m", content: [{ type: "text", text }], usage } });
+const input = { command: "y".repeat(4096 - 9) + key };
+ev({ type: "assistant", message: { id: "m2", model: "m", content: [{ type: "tool_use", id: "t1", name: "Bash", input }], usage } });
+ev({ type: "user", message: { content: [{ type: "tool_result", tool_use_id: "t1", content: "key is " + key }] } });
+ev({ type: "result", subtype: "success", is_error: false, num_turns: 1, result: "used " + key, total_cost_usd: 0.01, usage });
+`;
+
+describe("redaction of what presets and the output contract keep", () => {
+  const KEY = "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv";
+  const dir = tempDir();
+  writeFiles(dir, {
+    "project/a.txt": "a\n",
+    "bin/claude": FAKE_CLAUDE,
+    // A custom agent that writes the key into its {OUTPUT_FILE} report.
+    "report.sh": `#!/bin/sh
+printf '{"usage": {"model": "m-%s"}, "error": "the API refused %s"}' "$CUSTOM_KEY" "$CUSTOM_KEY" > "$EVALGATE_OUTPUT_FILE"
+`,
+    "p.eval.yaml": `targets:
+  - { name: claude, provider: claude-code, env_passthrough: [ANTHROPIC_API_KEY] }
+  - { name: custom, provider: command, command: ["./report.sh"], env_passthrough: [CUSTOM_KEY] }
+workspace: { seed: { path: project } }
+tests:
+  - { id: t, instruction: x, scorers: [{ type: command, run: "true" }] }
+`,
+  });
+  chmodSync(path.join(dir, "bin/claude"), 0o755);
+  chmodSync(path.join(dir, "report.sh"), 0o755);
+  const out = path.join(dir, "bundle");
+  const CUSTOM = "custom-key-value-0987654321";
+  const result = runCli(["run", ".", "--out", out], dir, {
+    PATH: `${path.join(dir, "bin")}:${process.env.PATH}`,
+    ANTHROPIC_API_KEY: KEY,
+    CUSTOM_KEY: CUSTOM,
+  });
+  const rows = readJsonl<{ target: string; runs: { dir: string }[] }>(path.join(out, "index.jsonl"));
+  const runDir = (target: string) => path.join(out, rows.find((r) => r.target === target)!.runs[0]!.dir);
+
+  it("leaves no part of the key in transcript.jsonl, even where the transcript cut it", () => {
+    expect(result.stderr).toBe("");
+    const lines = readFileSync(path.join(runDir("claude"), "transcript.jsonl"), "utf8");
+    const entries = lines
+      .trim()
+      .split("\n")
+      .map(
+        (l) => JSON.parse(l) as { type: string; text?: string; input?: { command: string }; output?: string },
+      );
+    // Each cut fell inside the key: what is left of it is masked, before the cut mark.
+    expect(entries.find((e) => e.type === "message")!.text).toMatch(
+      /x\*\*\*… \[\d+ more characters in agent\.log\]$/,
+    );
+    expect(entries.find((e) => e.type === "tool_call")!.input!.command).toMatch(/y\*\*\*… \[\d+ more/);
+    expect(entries.find((e) => e.type === "tool_result")!.output).toBe("key is ***");
+    expect(lines).toContain('"text":"used ***"');
+  });
+
+  it("masks the key in the copy of a custom agent's output file and in the error it reported", () => {
+    const copy = readFileSync(path.join(runDir("custom"), "agent-output.json"), "utf8");
+    expect(copy).toBe('{"usage": {"model": "m-***"}, "error": "the API refused ***"}');
+    const r = readJson<{ message: string; usage: { model: string } }>(
+      path.join(runDir("custom"), "result.json"),
+    );
+    expect(r.message).toContain("the API refused ***");
+    expect(r.usage.model).toBe("m-***");
+  });
+
+  it("leaves no part of either key anywhere in the bundle or on the console", () => {
+    for (const needle of [KEY.slice(0, 10), CUSTOM.slice(0, 10)]) {
+      expect(filesContaining(out, needle)).toEqual([]);
+      expect(result.stdout).not.toContain(needle);
     }
   });
 });

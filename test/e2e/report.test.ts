@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { cpSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { XMLValidator } from "fast-xml-parser";
 import { parse } from "parse5";
@@ -143,6 +143,66 @@ describe("reports of a real run against a baseline", () => {
     expect(cases.find((x) => x.name === "crash [bot]")!.message).toContain("errored (agent_exit)");
     expect(cases.find((x) => x.name === "hostile [bot]")!.message).toContain("0 of 2 attempts passed");
     expect(xml).toContain("]]&gt; @octocat &lt;img src=x onerror=alert(1)&gt;");
+  });
+
+  it("renders a bundle written by hostile code harmlessly: numbers, statuses and verdicts are checked, not trusted", () => {
+    // What the fork recipe publishes: a bundle the pull request's code could have written in full.
+    const forged = path.join(dir, "forged");
+    cpSync(bundle, forged, { recursive: true });
+    // biome-ignore lint/suspicious/noExplicitAny: a forged bundle is edited freely, field by field
+    const edit = (file: string, change: (j: Record<string, any>) => void) => {
+      const j = JSON.parse(readFileSync(file, "utf8"));
+      change(j);
+      writeFileSync(file, JSON.stringify(j));
+    };
+    edit(path.join(forged, "summary.json"), (s) => {
+      s.gate.verdict = HOSTILE;
+      s.gate.reasons = HOSTILE;
+      s.counts.passed = HOSTILE;
+      s.run.shard = { index: HOSTILE, total: 2 };
+      s.targets[0].attempt_success_rate = HOSTILE;
+      s.comparison.regressed = HOSTILE;
+    });
+    const rows = readFileSync(path.join(forged, "index.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    for (const row of rows) {
+      row.attempts.passed = HOSTILE;
+      row.change = { ...row.change, change: HOSTILE, p_value: HOSTILE, significant: true };
+    }
+    writeFileSync(path.join(forged, "index.jsonl"), `${rows.map((r) => JSON.stringify(r)).join("\n")}\n`);
+    for (const row of rows) {
+      edit(path.join(forged, row.summary_path), (c) => {
+        for (const r of c.runs)
+          Object.assign(r, { status: HOSTILE, failure_kind: HOSTILE, attempt: HOSTILE, score: HOSTILE });
+        c.stats.wilson_95 = HOSTILE;
+      });
+      for (const run of readdirSync(path.join(forged, row.result_dir)).filter((d) => d.startsWith("run-")))
+        edit(path.join(forged, row.result_dir, run, "result.json"), (r) => {
+          r.diff = { files: HOSTILE, additions: HOSTILE };
+          r.agent = { exit_code: HOSTILE };
+        });
+    }
+    const md = runCli(["report", "forged"], dir);
+    expect(md.stderr).toBe("");
+    expect(md.code).toBe(0);
+    // A verdict that is not "pass" fails: a damaged bundle never reads as green.
+    expect(md.stdout).toContain("## ❌ evalgate — gate failed");
+    const prose = outsideFences(md.stdout).join("\n");
+    expect(prose).not.toMatch(/<img/i);
+    const facts = checkComment(md.stdout);
+    expect(facts.foreign).toEqual([]);
+    expect(facts.mentions).toEqual([]);
+    expect(facts.openFence).toBeNull();
+    expect(facts.detailsBalanced).toBe(true);
+    const html = runCli(["report", "forged", "--format", "html"], dir);
+    expect(html.code).toBe(0);
+    const tags = new Set(htmlElements(parse(html.stdout)).map((e) => e.tagName));
+    expect(tags.has("img")).toBe(false);
+    const junit = runCli(["report", "forged", "--format", "junit"], dir);
+    expect(junit.code).toBe(0);
+    expect(XMLValidator.validate(junit.stdout)).toBe(true);
   });
 
   it("refuses a folder that is not a bundle, and an unknown format", () => {

@@ -9,9 +9,10 @@ import { chmodSync, existsSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
+import * as tar from "tar";
 import { afterAll, describe, expect, it } from "vitest";
 import { checkBwrap } from "../../src/sandbox/bwrap.js";
-import { readJsonl, runCli, runCliAsync, tempDir, writeFiles } from "../helpers.js";
+import { gitRepo, readJsonl, runCli, runCliAsync, sh, tempDir, writeFiles } from "../helpers.js";
 
 const check = await checkBwrap();
 if (!check.ok) {
@@ -205,5 +206,100 @@ tests:
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('s.eval.yaml:2: targets[0].sandbox: provider "noop" runs no agent program');
     expect(r.stderr).toContain("s.eval.yaml:3: targets[1].sandbox.read_only[0]: folder tools does not exist");
+  });
+});
+
+/**
+ * sandbox: bwrap with a git seed's subdir and with an archive seed: the agent starts in the
+ * subfolder but may write the whole workspace (the repository root), so a write outside the
+ * subfolder is captured and graded as without the sandbox; nothing outside the attempt is writable.
+ */
+describe.skipIf(!check.ok)("sandbox: bwrap with git and archive seeds", async () => {
+  const work = gitRepo({ "README.md": "root\n", "services/cart/cart.js": "broken\n" });
+  const remote = path.join(tempDir("evalgate-remote-"), "shop.git");
+  sh(`git clone -q --bare ${work} ${remote}`, "/tmp");
+  const dir = tempDir();
+  const outside = tempDir();
+  const src = tempDir();
+  writeFiles(src, { "app.txt": "broken\n", "lib/util.sh": "echo util\n" });
+  sh("mkdir -p fixtures", dir);
+  await tar.create({ gzip: true, file: path.join(dir, "fixtures/app.tar.gz"), cwd: src }, ["."]);
+  const agent = `pwd > where.txt; echo fixed > cart.js; echo root > ../../ROOT.md; echo fixed > app.txt 2>/dev/null; echo x > "$OUTSIDE/leak.txt" 2>/dev/null; true`;
+  writeFiles(dir, {
+    "b.eval.yaml": `targets:
+  - { name: boxed, provider: command, command: '${agent}', sandbox: bwrap, env_passthrough: [OUTSIDE] }
+tests:
+  - id: monorepo
+    instruction: Fix the cart.
+    workspace: { seed: { git: { url: "file://${remote}", subdir: services/cart } } }
+    scorers:
+      - { name: cart, type: file, path: services/cart/cart.js, contains: fixed }
+      - { name: root, type: file, path: ROOT.md, contains: root }
+  - id: archive
+    instruction: Fix app.txt.
+    workspace: { seed: { archive: fixtures/app.tar.gz } }
+    scorers:
+      - { name: app, type: file, path: app.txt, contains: fixed }
+      - { name: lib, type: file, path: lib/util.sh }
+`,
+  });
+  const out = path.join(dir, "bundle");
+  const result = await runCliAsync(["run", ".", "--out", out], dir, { OUTSIDE: outside });
+  const rows = readJsonl<{ test_id: string; runs: { dir: string; status: string }[] }>(
+    path.join(out, "index.jsonl"),
+  );
+  const diffOf = (id: string) =>
+    readFileSync(path.join(out, rows.find((r) => r.test_id === id)!.runs[0]!.dir, "diff.patch"), "utf8");
+
+  it("runs the agent in the subfolder and captures its writes at the repository root", () => {
+    expect(result.stderr).toBe("");
+    expect(rows.map((r) => r.runs[0]!.status)).toEqual(["passed", "passed"]);
+    const diff = diffOf("monorepo");
+    expect(diff).toMatch(/\+\+\+ b\/services\/cart\/where\.txt\n@@ .* @@\n\+\S*\/ws\/services\/cart\n/);
+    expect(diff).toContain("+++ b/services/cart/cart.js");
+    expect(diff).toContain("+++ b/ROOT.md");
+  });
+
+  it("runs on an archive seed, with the workspace writable and the rest of the machine not", () => {
+    const diff = diffOf("archive");
+    expect(diff).toContain("-broken\n+fixed\n");
+    expect(existsSync(path.join(outside, "leak.txt"))).toBe(false);
+  });
+});
+
+/**
+ * Without a sandbox an agent runs as evalgate's user and can read evalgate's own environment in
+ * /proc (README: The agent's environment). Under bwrap it is in a PID namespace of its own: walking
+ * up its parents, it finds no process of the runner.
+ */
+describe.skipIf(!check.ok)("sandbox: bwrap hides evalgate's own process", () => {
+  const RUNNER_TOKEN = "ghs_runnerTokenInEvalgatesEnv_0123";
+  const dir = tempDir();
+  writeFiles(dir, {
+    "project/a.txt": "a\n",
+    "walk.sh": `#!/bin/sh
+p=$$; n=0
+while [ "$p" -gt 0 ] 2>/dev/null; do
+  n=$((n+1))
+  tr '\\0' '\\n' < /proc/$p/environ 2>/dev/null | grep -q '^GITHUB_TOKEN=' && echo "token in the environment of process $p"
+  p=$(awk '/^PPid:/{print $2}' /proc/$p/status)
+done
+echo "walked $n processes"
+`,
+    "w.eval.yaml": `targets: [{ name: boxed, provider: command, command: ["sh", "{EVAL_DIR}/walk.sh"], sandbox: { type: bwrap, read_only: ["."] } }]
+workspace: { seed: { path: project } }
+tests:
+  - { id: t, instruction: x, scorers: [{ type: command, run: "true" }] }
+`,
+  });
+  const out = path.join(dir, "bundle");
+  const result = runCli(["run", ".", "--out", out], dir, { GITHUB_TOKEN: RUNNER_TOKEN });
+
+  it("lets the agent see only its own processes, none with the runner's variables", () => {
+    expect(result.stderr).toBe("");
+    const row = readJsonl<{ runs: { dir: string }[] }>(path.join(out, "index.jsonl"))[0]!;
+    const log = readFileSync(path.join(out, row.runs[0]!.dir, "agent.log"), "utf8");
+    expect(log).toMatch(/^walked [1-3] processes$/m);
+    expect(log).not.toContain("token in the environment");
   });
 });

@@ -200,3 +200,23 @@ describe("usage rollups through shards and merge", () => {
     expect(s.gate.reasons[0]).toContain("the token budget of 2000 was exceeded (2500 used)");
   }, 120_000);
 });
+
+describe("usage against a baseline in the comment", () => {
+  it("shows each target's cost and tokens with their change against the baseline's", () => {
+    const evalFile = (mode: string) => ({
+      targets: [agent("house", mode)],
+      workspace: { seed: { path: "project" } },
+      tests: [test("one")],
+    });
+    const dir = project(evalFile("ok"));
+    expect(runCli(["run", "--out", "base"], dir).code).toBe(0);
+    // The same agent now spends 11,000 tokens (priced from the table) where it spent 1,200.
+    writeFiles(dir, { "usage.eval.yaml": JSON.stringify(evalFile("tokens-only"), null, 2) });
+    expect(runCli(["run", "--out", "head", "--baseline", "base"], dir).code).toBe(0);
+    const md = readFileSync(path.join(dir, "head/comment.md"), "utf8");
+    const row = md.split("\n").find((l) => l.startsWith("| house"));
+    expect(row).toMatch(/\| 100 % \(±0 pp\) \| \\\$0\.02 \(\+\\\$0\.01\) \| 11 k \(\+10 k\) \|$/);
+    // And the report command renders the same from the bundle.
+    expect(runCli(["report", "head"], dir).stdout).toContain(row!);
+  }, 120_000);
+});

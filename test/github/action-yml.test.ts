@@ -97,6 +97,10 @@ describe("the project's own workflow (.github/workflows/ci.yml)", () => {
         runs.some((r) => r.includes(command)),
         command,
       ).toBe(true);
+    // The dist/ check sees files the build adds, as .ci/run's does (git diff would miss them).
+    const check = runs.find((r) => r.includes("npm run bundle"))!;
+    expect(check).toContain("git status --porcelain -- dist");
+    expect(readFileSync(path.join(ROOT, ".ci", "run"), "utf8")).toContain("git status --porcelain -- dist");
   });
 
   it("runs the action from the checkout with inputs it declares", () => {

@@ -92,6 +92,32 @@ describe("the sticky comment against a GitHub that enforces its limits", () => {
     ]);
   });
 
+  it("ignores the marker in a comment by someone without write access, who could edit it later", async () => {
+    const c = client({ "pull-requests": "write" });
+    gh.pulls.set(10, {
+      number: 10,
+      headSha: "2".repeat(40),
+      headRef: "g",
+      headRepo: "x/shop",
+      baseRef: "main",
+    });
+    const fake = gh.addComment(10, `${MARKER}\n## ✅ evalgate — gate passed`, "mallory", "CONTRIBUTOR");
+    expect(await findStickyComment(c, { ...ref, number: 10 }, MARKER)).toBeUndefined();
+    const r = await upsertStickyComment(c, { ...ref, number: 10 }, MARKER, `${MARKER}\nreal`);
+    expect(r.created).toBe(true);
+    expect(fake.body).toContain("gate passed");
+    // A maintainer's own token posts as the maintainer: that comment is evalgate's.
+    gh.pulls.set(11, {
+      number: 11,
+      headSha: "3".repeat(40),
+      headRef: "h",
+      headRepo: "acme/shop",
+      baseRef: "main",
+    });
+    const mine = gh.addComment(11, `${MARKER}\nby a personal token`, "maintainer", "MEMBER");
+    expect((await findStickyComment(c, { ...ref, number: 11 }, MARKER))?.id).toBe(mine.id);
+  });
+
   it("posts a new comment when the old one was deleted meanwhile", async () => {
     const c = client({ "pull-requests": "write" });
     const r = await upsertStickyComment(c, ref, MARKER, `${MARKER}\nthree`, { id: 1, url: "" });

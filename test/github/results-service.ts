@@ -18,7 +18,7 @@ export class ResultsService {
   /** Artifacts being uploaded: blob path → staged blocks and the committed content. */
   private readonly blobs = new Map<
     string,
-    { runId: number; name: string; blocks: Map<string, Buffer>; content?: Buffer }
+    { runId: number; name: string; blocks: Map<string, Buffer>; content?: Buffer; expiresAt?: string }
   >();
 
   constructor(private readonly gh: ResultsState) {}
@@ -45,7 +45,8 @@ export class ResultsService {
           msg: "an artifact with this name already exists on the workflow run",
         });
       const blobPath = `/devstoreaccount1/actions-results/${randomUUID()}/${encodeURIComponent(name)}.zip`;
-      this.blobs.set(blobPath, { runId: run.id, name, blocks: new Map() });
+      const expiresAt = typeof body.expires_at === "string" ? body.expires_at : undefined;
+      this.blobs.set(blobPath, { runId: run.id, name, blocks: new Map(), expiresAt });
       return send(200, {
         ok: true,
         signed_upload_url: `${this.gh.url}${blobPath}?sig=${randomUUID()}&sv=2023-11-03`,
@@ -67,6 +68,7 @@ export class ResultsService {
         zip: entry.content,
         expired: false,
         created_at: new Date().toISOString(),
+        ...(entry.expiresAt ? { expires_at: entry.expiresAt } : {}),
       };
       this.gh.artifacts.push(a);
       return send(200, { ok: true, artifact_id: String(a.id) });

@@ -42,6 +42,8 @@ export interface Comment {
   body: string;
   issue: number;
   user: string;
+  /** The author's relation to the repository, as GitHub reports it (OWNER, MEMBER, COLLABORATOR, NONE, …). */
+  association: string;
   created_at: string;
   updated_at: string;
 }
@@ -75,6 +77,8 @@ export interface Artifact {
   zip: Buffer;
   expired: boolean;
   created_at: string;
+  /** The expiry the uploader asked for (retention-days), when it asked. */
+  expires_at?: string;
 }
 
 export interface CheckRun {
@@ -162,9 +166,9 @@ export class FakeGitHub {
     return jwt({ scp: `Actions.ExampleScope Actions.Results:${run.backendId}:${randomUUID()}` });
   }
 
-  addComment(issue: number, body: string, user = "someone"): Comment {
+  addComment(issue: number, body: string, user = "someone", association = "NONE"): Comment {
     const now = new Date().toISOString();
-    const c = { id: this.nextId++, body, issue, user, created_at: now, updated_at: now };
+    const c = { id: this.nextId++, body, issue, user, association, created_at: now, updated_at: now };
     this.comments.push(c);
     return c;
   }
@@ -184,7 +188,7 @@ export class FakeGitHub {
       user: { login: c.user, type: c.user.endsWith("[bot]") ? "Bot" : "User" },
       created_at: c.created_at,
       updated_at: c.updated_at,
-      author_association: "NONE",
+      author_association: c.association,
     };
   }
 

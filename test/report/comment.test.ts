@@ -19,8 +19,10 @@ describe("the PR comment", () => {
     expect(md).toContain("## ❌ evalgate — gate failed: 2 regressions, 1 errored case");
     // Deltas against the base's per-target numbers: claude passed 3 of 4 cases there (2 flaky).
     expect(md).toContain(
-      "| claude (sonnet) | 2 (−1) | 2 (+1) | 2 | 0 | 50 % (−25 pp) | \\$0.66 (+\\$0.19) | 229 k |",
+      "| claude (sonnet) | 2 (−1) | 2 (+1) | 2 | 0 | 50 % (−25 pp) | \\$0.66 (+\\$0.19) | 229 k (+20 k) |",
     );
+    // Tokens too: house-agent used 96 k against the base's 151 k.
+    expect(md).toMatch(/^\| house-agent \|.*\| 96 k \(−55 k\) \|$/m);
     expect(md).toContain(
       "**9 cases** · 6 passed (−2) · 2 failed (+1) · 2 flaky · 1 errored (+1) — changes vs base `b1c2d3e`",
     );

@@ -49,6 +49,24 @@ describe("Redactor", () => {
     expect(o.text("[abcd1234wxyz5678]")).toBe("[***]");
   });
 
+  it("masks the start of a secret that a cut (…) ended, at any length from 4 characters", () => {
+    // What clip() in a transcript or a reason leaves when its limit falls inside a secret.
+    for (let k = 4; k < SECRET.length; k++) {
+      const cut = `${"x".repeat(20)}${SECRET.slice(0, k)}… [${SECRET.length - k} more characters]`;
+      expect(r.text(cut), `${k} characters kept`).toBe(
+        `${"x".repeat(20)}***… [${SECRET.length - k} more characters]`,
+      );
+      expect(r.bytes(Buffer.from(cut)).toString("utf8")).toBe(r.text(cut));
+    }
+    // Shorter starts are left (they tell nothing), as is text that only looks like one.
+    expect(r.text(`a ${SECRET.slice(0, 3)}… b`)).toBe(`a ${SECRET.slice(0, 3)}… b`);
+    expect(r.text("sk-livid… and sk-live but no cut")).toBe("sk-livid… and sk-live but no cut");
+    // A whole secret before the mark, and the JSON-escaped start of one inside a JSON file.
+    expect(r.text(`${SECRET}${SECRET.slice(0, 6)}…`)).toBe("******…");
+    const quoted = new Redactor(['pa"ss\\word-0123']);
+    expect(quoted.bytes(Buffer.from(JSON.stringify({ t: 'pa"ss\\wo…' }))).toString()).toBe('{"t":"***…"}');
+  });
+
   it("redacts bytes without touching other bytes (binary and UTF-8)", () => {
     const s = new Redactor(["mötley-secret"]);
     const input = Buffer.concat([

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { loadPlan } from "../../src/config/plan.js";
-import { runSecrets, secretVariables } from "../../src/sandbox/secrets.js";
+import { runnerCredentials, runSecrets, secretVariables } from "../../src/sandbox/secrets.js";
 import { tempDir, writeFiles } from "../helpers.js";
 
 describe("the secrets of a plan", () => {
@@ -41,6 +41,35 @@ tests:
     expect(tooShort).toEqual(["SETUP_KEY"]);
     expect(redactor.text("agent-value judge-value other-value /usr/bin")).toBe(
       "*** *** other-value /usr/bin",
+    );
+  });
+
+  it("also masks the runner's own credentials, which no process is given", async () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      "p/a": "",
+      "x.eval.yaml": `targets: [{ name: a, provider: noop }]
+workspace: { seed: { path: p } }
+tests: [{ id: t, instruction: x, scorers: [{ type: command, run: "true" }] }]
+`,
+    });
+    const plan = await loadPlan({ cwd: dir, paths: ["."] });
+    const env = {
+      GITHUB_TOKEN: "ghs_runner-token-value",
+      "INPUT_GITHUB-TOKEN": "ghs_input-token-value",
+      ACTIONS_RUNTIME_TOKEN: "eyJ-runtime-token-value",
+      ACTIONS_CACHE_URL: "https://cache.example/",
+      GITHUB_REPOSITORY: "acme/shop",
+      MY_TOKEN: "not-the-runners-value",
+    };
+    expect(runnerCredentials(env).sort()).toEqual([
+      "ACTIONS_RUNTIME_TOKEN",
+      "GITHUB_TOKEN",
+      "INPUT_GITHUB-TOKEN",
+    ]);
+    const { redactor } = runSecrets(plan, env);
+    expect(redactor.text(Object.values(env).join(" "))).toBe(
+      "*** *** *** https://cache.example/ acme/shop not-the-runners-value",
     );
   });
 });

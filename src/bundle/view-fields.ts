@@ -1,0 +1,156 @@
+/**
+ * Fields of a bundle's JSON files, read as untrusted data into the types the ReportView promises.
+ *
+ * A bundle may come from a downloaded artifact that the code under evaluation wrote in full (the
+ * fork recipe publishes a fork's bundle with a write token), so a count may be a string of HTML and
+ * a status may be anything. The renderers escape every text; numbers, booleans and the words they
+ * print as they are (statuses, failure kinds, changes) are made what their type says here, so
+ * nothing else can carry markup into a comment or a page, and nothing crashes on a wrong type.
+ */
+import type {
+  AttemptUsage,
+  ChangeKind,
+  ChangeView,
+  FailingTest,
+  ScorerView,
+  TargetNumbers,
+  UsageRollup,
+} from "../report/view.js";
+
+export type Json = Record<string, unknown>;
+
+/** An object, or an empty one. */
+export const record = (x: unknown): Json =>
+  x && typeof x === "object" && !Array.isArray(x) ? (x as Json) : {};
+/** An array, or an empty one. */
+export const list = (x: unknown): unknown[] => (Array.isArray(x) ? x : []);
+/** A finite number, or null. */
+export const num = (x: unknown): number | null => (typeof x === "number" && Number.isFinite(x) ? x : null);
+/** A count: a finite number, else 0. */
+export const numOr0 = (x: unknown): number => num(x) ?? 0;
+/** A text: strings as they are, numbers and booleans written out, anything else empty. */
+export const text = (x: unknown): string =>
+  typeof x === "string" ? x : typeof x === "number" || typeof x === "boolean" ? String(x) : "";
+export const textOrNull = (x: unknown): string | null => (x == null ? null : text(x) || null);
+export const bool = (x: unknown): boolean => x === true;
+export const boolOrNull = (x: unknown): boolean | null => (typeof x === "boolean" ? x : null);
+export const texts = (x: unknown): string[] => list(x).map(text);
+
+/** One of `words`, else `fallback`. */
+export function oneOf<const W extends string, F>(x: unknown, words: readonly W[], fallback: F): W | F {
+  return (words as readonly unknown[]).includes(x) ? (x as W) : fallback;
+}
+
+/** A snake_case word (failure stages and kinds), else null. */
+export const word = (x: unknown): string | null =>
+  typeof x === "string" && /^[a-z][a-z0-9_]{0,63}$/.test(x) ? x : null;
+
+export function attemptUsageOf(x: unknown): AttemptUsage | null {
+  if (!x || typeof x !== "object") return null;
+  const u = x as Json;
+  return {
+    inputTokens: num(u.input_tokens),
+    outputTokens: num(u.output_tokens),
+    cachedTokens: num(u.cached_tokens),
+    costUsd: num(u.cost_usd),
+  };
+}
+
+/** A rollup: an attempt's fields plus how many attempts it covers (missing in older bundles). */
+export function usageRollupOf(x: unknown): UsageRollup | null {
+  const usage = attemptUsageOf(x);
+  if (!usage) return null;
+  const u = x as Json;
+  return { ...usage, attempts: num(u.attempts), attemptsWithoutUsage: num(u.attempts_without_usage) };
+}
+
+export function targetOf(x: unknown): TargetNumbers {
+  const t = record(x);
+  return {
+    name: text(t.name),
+    provider: text(t.provider),
+    model: textOrNull(t.model),
+    cases: numOr0(t.cases),
+    passed: numOr0(t.passed),
+    failed: numOr0(t.failed),
+    errored: numOr0(t.errored),
+    flaky: numOr0(t.flaky),
+    attempts: numOr0(t.attempts),
+    attemptsPassed: numOr0(t.attempts_passed),
+    attemptSuccessRate: num(t.attempt_success_rate),
+    usage: usageRollupOf(t.usage),
+  };
+}
+
+const CHANGES: readonly ChangeKind[] = ["regressed", "improved", "unchanged", "new", "removed"];
+
+export function changeOf(x: unknown): ChangeView | null {
+  if (!x || typeof x !== "object") return null;
+  const c = x as Json;
+  const change = oneOf(c.change, CHANGES, null);
+  if (change === null) return null;
+  const base = c.base_attempts && typeof c.base_attempts === "object" ? record(c.base_attempts) : null;
+  return {
+    change,
+    baseVerdict: textOrNull(c.base_verdict),
+    baseAttempts: base ? { counted: numOr0(base.counted), passed: numOr0(base.passed) } : null,
+    successRateDelta: num(c.success_rate_delta),
+    pValue: num(c.p_value),
+    significant: bool(c.significant),
+  };
+}
+
+const FAILING_TESTS_KEPT = 100;
+
+function failingTestOf(t: Json): FailingTest {
+  return {
+    name: text(t.test) || "(unnamed)",
+    outcome: text(t.outcome) || "failed",
+    message: typeof t.message === "string" ? t.message : null,
+  };
+}
+
+const objects = (x: unknown): Json[] => list(x).filter((t) => t && typeof t === "object") as Json[];
+
+/** The tests that failed a `tests` scorer: the listed ones that did not pass, else every failing one. */
+function failingTestsOf(s: Json): { tests: FailingTest[]; total: number } {
+  if (s.type !== "tests" || s.passed !== false || !s.details) return { tests: [], total: 0 };
+  const d = record(s.details);
+  const f2p = objects(d.fail_to_pass);
+  const p2p = objects(d.pass_to_pass);
+  if (f2p.length + p2p.length > 0) {
+    const bad = [
+      ...f2p.filter((t) => t.outcome !== "passed"),
+      ...p2p.filter((t) => t.outcome !== "passed" && t.outcome !== "skipped"),
+    ];
+    return { tests: bad.slice(0, FAILING_TESTS_KEPT).map(failingTestOf), total: bad.length };
+  }
+  const failing = objects(d.failing);
+  const counts = record(d.counts);
+  const total = numOr0(counts.failed) + numOr0(counts.errored);
+  return {
+    tests: failing.slice(0, FAILING_TESTS_KEPT).map(failingTestOf),
+    total: Math.max(total, failing.length),
+  };
+}
+
+export function scorerOf(x: unknown, runDir: string): ScorerView {
+  const s = record(x);
+  const failing = failingTestsOf(s);
+  const log = text(s.log);
+  return {
+    name: text(s.name),
+    type: text(s.type),
+    weight: numOr0(s.weight),
+    required: bool(s.required),
+    state: s.state === "error" ? "error" : "complete",
+    score: num(s.score),
+    passed: boolOrNull(s.passed),
+    reason: text(s.reason),
+    timedOut: bool(s.timed_out),
+    durationMs: num(s.duration_ms),
+    failingTests: failing.tests,
+    failingTestsTotal: failing.total,
+    log: log ? `${runDir}/${log}` : null,
+  };
+}
