@@ -135,16 +135,94 @@ export function shellQuote(value: string): string {
 }
 
 /**
+ * Where a placeholder stands in a `sh -c` command line: a word of its own (`plain`), inside '...'
+ * (`single`) or "..." (`double`), or somewhere its value cannot be quoted (`lost`): a here-document
+ * body after `<<`, or a command substitution inside double quotes, whose quoting this scan does not
+ * follow. Once lost, every later placeholder is lost too.
+ */
+type ShellContext = "plain" | "single" | "double" | "lost";
+
+interface PlaceholderAt {
+  start: number;
+  end: number;
+  name: string;
+  context: ShellContext;
+}
+
+const PLACEHOLDER = /\{([A-Z][A-Z0-9_]*)\}/y;
+
+/** Every `{NAME}` of a shell command line, with the quoting context it stands in. */
+function shellPlaceholders(text: string): PlaceholderAt[] {
+  const out: PlaceholderAt[] = [];
+  let quote: "plain" | "single" | "double" = "plain";
+  let lost = false;
+  for (let i = 0; i < text.length; i++) {
+    PLACEHOLDER.lastIndex = i;
+    const m = PLACEHOLDER.exec(text);
+    if (m) {
+      out.push({ start: i, end: i + m[0].length, name: m[1]!, context: lost ? "lost" : quote });
+      i += m[0].length - 1;
+      continue;
+    }
+    const c = text[i];
+    if (quote === "single") {
+      if (c === "'") quote = "plain";
+    } else if (c === "\\") {
+      i++; // the next character is escaped (outside single quotes)
+    } else if (quote === "double") {
+      if (c === '"') quote = "plain";
+      else if (c === "`" || (c === "$" && text[i + 1] === "(")) lost = true;
+    } else if (c === "'") quote = "single";
+    else if (c === '"') quote = "double";
+    else if (c === "<" && text[i + 1] === "<") lost = true;
+  }
+  return out;
+}
+
+/** A value quoted for the context it is put in, so that the shell reads back exactly the value. */
+function quoteFor(context: ShellContext, value: string): string {
+  if (context === "single") return value.replaceAll("'", `'\\''`);
+  if (context === "double") return value.replace(/[\\"$`]/g, "\\$&");
+  return shellQuote(value);
+}
+
+/**
+ * Placeholders of a shell command line whose value evalgate cannot quote (in a here-document, or
+ * in a command substitution inside double quotes): a validation error, since task text or a path
+ * put there could be read as shell syntax.
+ */
+export function unquotablePlaceholders(command: Command): string[] {
+  if (!("shell" in command)) return [];
+  const names = shellPlaceholders(command.shell)
+    .filter((p) => p.context === "lost")
+    .map((p) => p.name);
+  return [...new Set(names)];
+}
+
+export const UNQUOTABLE_HINT =
+  "write the placeholder as a word of its own or inside '...' or \"...\" (evalgate quotes its value to fit), or use an argv array; for a here-document, read {PROMPT_FILE} instead";
+
+/**
  * Replaces `{NAME}` placeholders. In an argv each element gets the value as is; in a shell string
- * the value is shell-quoted, so text such as a task instruction can never inject shell syntax.
+ * the value is quoted for where it stands (a word of its own, or inside '...' or "..."), so text
+ * such as a task instruction is passed as data and can never inject shell syntax.
  */
 export function expandPlaceholders(command: Command, values: Record<string, string>): Command {
-  const replace = (text: string, quote: boolean) =>
-    text.replace(/\{([A-Z][A-Z0-9_]*)\}/g, (whole, name: string) => {
-      const v = values[name];
-      if (v === undefined) return whole;
-      return quote ? shellQuote(v) : v;
-    });
-  if ("argv" in command) return { argv: command.argv.map((a) => replace(a, false)) };
-  return { shell: replace(command.shell, true) };
+  if ("argv" in command) {
+    return {
+      argv: command.argv.map((a) =>
+        a.replace(/\{([A-Z][A-Z0-9_]*)\}/g, (whole, name: string) => values[name] ?? whole),
+      ),
+    };
+  }
+  const text = command.shell;
+  let out = "";
+  let from = 0;
+  for (const p of shellPlaceholders(text)) {
+    const v = values[p.name];
+    if (v === undefined) continue;
+    out += text.slice(from, p.start) + quoteFor(p.context, v);
+    from = p.end;
+  }
+  return { shell: out + text.slice(from) };
 }

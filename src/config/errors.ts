@@ -44,8 +44,13 @@ export class UsageError extends Error {
 /** Collects problems so that validation reports every mistake of every file at once. */
 export class ProblemList {
   readonly items: ConfigProblem[] = [];
+  private readonly seen = new Set<string>();
 
+  /** Adds a problem once: a file-level mistake found again for every test is one problem. */
   add(p: ConfigProblem): void {
+    const key = formatProblem(p);
+    if (this.seen.has(key)) return;
+    this.seen.add(key);
     this.items.push(p);
   }
 

@@ -17,7 +17,9 @@ import {
   resolveAgentCommand,
   resolveBin,
   toCommand,
+  UNQUOTABLE_HINT,
   unknownPlaceholders,
+  unquotablePlaceholders,
   WORKSPACE_PLACEHOLDERS,
 } from "./commands.js";
 import { discoverEvalFiles } from "./discover.js";
@@ -232,6 +234,7 @@ class Planner {
               : `placeholders: ${AGENT_PLACEHOLDERS.map((p) => `{${p}}`).join(" ")}`,
           );
         }
+        this.checkQuotable(src, [...at, "command"], command);
       }
       const spec: TargetSpec = {
         name: t.name,
@@ -324,6 +327,18 @@ class Planner {
         );
       }
     });
+  }
+
+  /** A shell command whose placeholder evalgate could not quote (see unquotablePlaceholders). */
+  checkQuotable(src: YamlSource, at: PathKey[], command: Command): void {
+    for (const name of unquotablePlaceholders(command)) {
+      this.problem(
+        src,
+        at,
+        `{${name}} stands in a here-document or in a command substitution inside double quotes, where its value cannot be quoted and could run as shell code`,
+        UNQUOTABLE_HINT,
+      );
+    }
   }
 
   /** A target's fixed `env:` values may not impersonate the runner's variables or evalgate's own. */
@@ -544,6 +559,7 @@ class Planner {
             `scorer commands know ${WORKSPACE_PLACEHOLDERS.map((p) => `{${p}}`).join(" ")}`,
           );
         }
+        this.checkQuotable(item.src, [...item.at, "run"], cmd);
         this.checkPassthrough(item.src, [...item.at, "env_passthrough"], s.env_passthrough);
       }
       if (s.type === "file" && s.matches !== undefined) {

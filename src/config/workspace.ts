@@ -10,6 +10,7 @@ import type { WorkspaceInput } from "./schema.js";
 import { parseSize } from "./size.js";
 import {
   type ArchiveLimits,
+  type Command,
   DEFAULT_ARCHIVE_LIMITS,
   type ScoringGuards,
   type SeedOrigin,
@@ -23,6 +24,7 @@ export interface WorkspaceContext {
   problem(src: YamlSource, at: readonly PathKey[], message: string, hint?: string, key?: string): void;
   display(abs: string): string;
   checkPassthrough(src: YamlSource, at: PathKey[], names: readonly string[] | undefined): void;
+  checkQuotable(src: YamlSource, at: PathKey[], command: Command): void;
 }
 
 export interface WorkspaceSource {
@@ -222,6 +224,7 @@ class WorkspaceResolver {
           `setup commands know ${WORKSPACE_PLACEHOLDERS.map((p) => `{${p}}`).join(" ")}`,
         );
       }
+      this.ctx.checkQuotable(setupFrom.src, [...setupFrom.at, "setup", "command"], setup.command);
     }
     if (input.instructions) setup.instructions = input.instructions;
     return setup;

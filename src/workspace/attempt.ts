@@ -94,6 +94,9 @@ export async function captureDiff(
   );
   const truncated = totalBytes > maxPatchBytes;
   const patch = truncated ? truncatePatch(head, totalBytes, maxPatchBytes) : head;
+  // Every change, a mode change included, has a patch: an empty patch is an empty listing.
+  if (totalBytes === 0)
+    return { patch, patchBytes: 0, truncated: false, files: [], additions: 0, deletions: 0 };
   // One call for both listings: raw records first, then numstat records.
   const listing = await git(["diff", ...range, "--raw", "--numstat", "-z", "--no-abbrev"], opts);
   const parts = listing.split("\0");

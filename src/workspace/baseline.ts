@@ -45,6 +45,31 @@ export function baselineKey(ws: WorkspaceSpec, setupTimeoutMs: number): string {
     .slice(0, 16);
 }
 
+/**
+ * Commits the whole tree (tracked, untracked, not ignored) on top of HEAD, if there is one, and
+ * tags it; returns the commit. Plumbing rather than `git commit`, which would refresh the index
+ * once more and so hash every file a second time right after `git add` did (racily clean entries).
+ */
+async function commitEverything(dir: string): Promise<string> {
+  await git(["add", "-A"], { cwd: dir });
+  const tree = (await git(["write-tree"], { cwd: dir })).trim();
+  const parent = await git(["rev-parse", "-q", "--verify", "HEAD^{commit}"], { cwd: dir }).then(
+    (out) => out.trim(),
+    () => undefined,
+  );
+  const sha = (
+    await git(["commit-tree", tree, ...(parent ? ["-p", parent] : []), "-m", "evalgate baseline"], {
+      cwd: dir,
+    })
+  ).trim();
+  // HEAD follows its branch when it has one (a fresh repository's main), else it is detached.
+  await git(["update-ref", "--stdin"], {
+    cwd: dir,
+    input: [`update HEAD ${sha}`, `update refs/tags/${BASELINE_TAG} ${sha}`, ""].join("\n"),
+  });
+  return sha;
+}
+
 export class BaselineStore {
   private readonly prepared = new Map<string, Promise<PreparedBaseline>>();
 
@@ -98,10 +123,7 @@ export class BaselineStore {
       }
     }
     const setupDurationMs = Math.round(performance.now() - started);
-    await git(["add", "-A"], { cwd: dir });
-    await git(["commit", "-q", "--allow-empty", "--no-verify", "-m", "evalgate baseline"], { cwd: dir });
-    await git(["tag", "-f", BASELINE_TAG], { cwd: dir });
-    const sha = (await git(["rev-parse", "HEAD"], { cwd: dir })).trim();
+    const sha = await commitEverything(dir);
     // Every attempt copies this .git: one pack instead of thousands of loose objects makes the
     // copy a handful of files (see docs/decisions/0030-prepared-baseline-copies.md).
     await git(["repack", "-d", "-q"], { cwd: dir });

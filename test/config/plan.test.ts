@@ -299,10 +299,42 @@ tests:
     expect(problems[0]!.hint).toBe("did you mean {PROMPT}?");
   });
 
+  it("takes repeat from --repeat, else the test, else the eval file", async () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      ...PROJECT,
+      "fix.patch": "",
+      "x.eval.yaml": GOOD.replace(
+        "tests:\n",
+        "repeat: 2\ntests:\n  - { id: many, instruction: x, reference: fix.patch, repeat: 5, scorers: [{ type: command, run: 'true' }] }\n",
+      ),
+    });
+    const repeats = (plan: Awaited<ReturnType<typeof loadPlan>>) =>
+      Object.fromEntries(plan.cases.map((c) => [`${c.test.id}/${c.target.name}`, c.repeat]));
+    expect(repeats(await loadPlan({ cwd: dir, paths: ["."] }))).toEqual({
+      "many/ref": 5,
+      "many/none": 5,
+      "one/ref": 2,
+      "one/none": 2,
+    });
+    expect(repeats(await loadPlan({ cwd: dir, paths: ["."], repeat: 3 }))).toEqual({
+      "many/ref": 3,
+      "many/none": 3,
+      "one/ref": 3,
+      "one/none": 3,
+    });
+  });
+
   it("checks gate policy and threshold together", async () => {
     const a = await problemsOf({ "x.eval.yaml": `${GOOD}gate: { policy: attempt_success_rate_at_least }\n` });
     expect(a[0]!.message).toContain("needs a threshold");
-    const b = await problemsOf({ "x.eval.yaml": `${GOOD}gate: { threshold: 0.5 }\n` });
+    // Two tests: the file's gate is checked for each, and reported once.
+    const twoTests = GOOD.replace(
+      "tests:\n",
+      "tests:\n  - { id: two, instruction: x, reference: fix.patch, scorers: [{ type: command, run: 'true' }] }\n",
+    );
+    const b = await problemsOf({ "x.eval.yaml": `${twoTests}gate: { threshold: 0.5 }\n` });
+    expect(b).toHaveLength(1);
     expect(b[0]!.message).toContain("takes no threshold");
     const c = await problemsOf({
       "x.eval.yaml": `${GOOD}gate: { policy: attempt_success_rate_at_least, threshold: 1.5 }\n`,

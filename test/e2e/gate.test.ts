@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { cpSync, existsSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ROOT, readJson, readJsonl, runCli, sh, tempDir, writeFiles } from "../helpers.js";
@@ -30,6 +30,8 @@ describe("the flaky example (repeat 4)", () => {
     expect(r.stdout).toMatch(/✓ pass\s+flaky\/empty-cart-total\s+flaky-agent\s+2\/4\s+50 %\s+flaky/);
     const flaky = rows().find((x) => x.target === "flaky-agent")!;
     expect(flaky).toMatchObject({ classification: "flaky", flaky: true, verdict: "pass" });
+    // on_error: retry never retries a quality failure.
+    expect(flaky.attempts).toMatchObject({ counted: 4, passed: 2, retried: 0 });
     const summary = readJson<{ counts: { flaky: number }; targets: { name: string; flaky: number }[] }>(
       path.join(out, "summary.json"),
     );
@@ -169,6 +171,37 @@ describe("baseline comparison", () => {
   });
 });
 
+describe("matching cases by identity", () => {
+  it("never matches two eval files' cases by test id and target alone", () => {
+    const dir = tempDir();
+    // Two eval files with the same test id and target; each agent passes when its file's variable is 1.
+    const suite = (which: string) => `name: same
+targets: [{ name: bot, provider: command, command: ["./agent.sh"], env: { WHICH: ${which} }, env_passthrough: [PASS_a, PASS_b] }]
+gate: { min_case_pass_rate: 0 }
+workspace: { seed: { path: app } }
+tests:
+  - { id: answer, instruction: "write right", scorers: [{ type: file, path: answer.txt, contains: right }] }
+`;
+    writeFiles(dir, {
+      "app/answer.txt": "wrong\n",
+      "agent.sh":
+        '#!/bin/sh\neval "want=\\$PASS_$WHICH"\n[ "$want" = 1 ] && echo right > answer.txt\nexit 0\n',
+      "a.eval.yaml": suite("a"),
+      "b.eval.yaml": suite("b"),
+    });
+    sh("chmod +x agent.sh", dir);
+    expect(runCli(["run", "--out", "base"], dir, { PASS_a: "1", PASS_b: "0" }).code).toBe(0);
+    runCli(["run", "--out", "head"], dir, { PASS_a: "0", PASS_b: "1" });
+    const cmp = runCli(["compare", "base", "head", "--format", "json"], dir);
+    expect(cmp.code).toBe(1);
+    const cases = JSON.parse(cmp.stdout).cases as { eval_path: string; change: string }[];
+    expect(cases.map((c) => [c.eval_path, c.change]).sort()).toEqual([
+      ["a.eval.yaml", "regressed"],
+      ["b.eval.yaml", "improved"],
+    ]);
+  });
+});
+
 describe("budget", () => {
   it("stops scheduling once the duration budget is spent, cancels the rest and fails with the reason", () => {
     const dir = tempDir();
@@ -200,5 +233,36 @@ tests:
     );
     expect(rec.failure_stage).toBe("budget");
     expect(rec.message).toContain("not run: the duration budget of 2.5 s ran out");
+  });
+});
+
+describe("cost budget", () => {
+  it("stops scheduling once the agents' reported cost exceeds it, and cancels the rest", () => {
+    const dir = tempDir();
+    cpSync(path.join(ROOT, "examples/quickstart/project"), path.join(dir, "project"), { recursive: true });
+    const agent = path.join(ROOT, "test/fixtures/agents/report-agent.mjs");
+    writeFiles(dir, {
+      // Each attempt reports $0.0125: the second one takes the run past $0.02.
+      "paid.eval.yaml": `name: paid
+targets: [{ name: priced, provider: command, command: ["${agent}", "ok", "{OUTPUT_FILE}"] }]
+repeat: 4
+concurrency: 1
+gate: { budget: { cost_usd: 0.02 } }
+workspace: { seed: { path: project } }
+tests:
+  - { id: total, instruction: fix it, scorers: [{ type: command, run: "node --test test/total.test.js" }] }
+`,
+    });
+    const r = runCli(["run", "--out", "b"], dir);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain(
+      "paid: the cost budget of $0.02 was exceeded ($0.03 spent); 2 attempts were cancelled (gate.budget)",
+    );
+    const row = readJsonl<Row>(path.join(dir, "b/index.jsonl"))[0]!;
+    expect(row.verdict).toBe("error");
+    expect(row.runs.map((x) => x.status)).toEqual(["passed", "passed", "error", "error"]);
+    expect(row.runs.slice(2).map((x) => x.failure_kind)).toEqual(["cancelled", "cancelled"]);
+    const summary = readJson<{ usage: { cost_usd: number } }>(path.join(dir, "b/summary.json"));
+    expect(summary.usage.cost_usd).toBe(0.025);
   });
 });

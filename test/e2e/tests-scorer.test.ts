@@ -3,6 +3,7 @@
  * agent that deletes or skips the fail-to-pass test does not, and a run with zero tests is an error.
  */
 import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ROOT, readJson, readJsonl, runCli, tempDir } from "../helpers.js";
@@ -43,7 +44,7 @@ function runSuite(dir: string, env: NodeJS.ProcessEnv = {}) {
     const run = byCase.get(key)!.runs[0]!;
     return readJson<Grading>(path.join(out, run.grading_path!)).scorers[0]!;
   };
-  return { result, byCase, scorer };
+  return { result, byCase, scorer, out };
 }
 
 const python = pythonWithPytest();
@@ -107,7 +108,7 @@ describe.skipIf(!python)("the tests scorer on a pytest project", () => {
 });
 
 describe("the tests scorer on a vitest project", () => {
-  const { result, byCase, scorer } = runSuite("vitest");
+  const { result, byCase, scorer, out } = runSuite("vitest");
 
   it("passes the real fix", () => {
     expect(result.stderr).toBe("");
@@ -130,6 +131,17 @@ describe("the tests scorer on a vitest project", () => {
     expect(scorer("empty-average/skips-test").reason).toBe(
       "fail_to_pass not passing: cart > averages an empty cart to 0 (skipped)",
     );
+  });
+
+  it("names the fail_to_pass test each gaming agent broke in the PR comment", () => {
+    const comment = readFileSync(path.join(out, "comment.md"), "utf8");
+    const details = (target: string) => {
+      const start = comment.indexOf(`<b>empty-average</b> · ${target}`);
+      expect(start).toBeGreaterThan(-1);
+      return comment.slice(start, comment.indexOf("</details>", start));
+    };
+    expect(details("deletes-test")).toContain("    - `cart > averages an empty cart to 0` (missing)");
+    expect(details("skips-test")).toContain("    - `cart > averages an empty cart to 0` (skipped)");
   });
 
   it("is an error when vitest finds no test file", () => {

@@ -82,6 +82,58 @@ describe("case verdicts: policy × on_error × outcomes", () => {
     expect(decideCase(tries(outcomes), outcomes.length, g).verdict).toBe(verdict);
   });
 
+  // Every policy under every on_error mode, for mixes without errors, with a pass, a failure and an
+  // error, and with errors only (thresholds 0.5; F attempts have pass rate 0).
+  const POLICIES: [GatePolicy, number | undefined][] = [
+    ["all_attempts_successful", undefined],
+    ["any_attempt_successful", undefined],
+    ["attempt_success_rate_at_least", 0.5],
+    ["mean_pass_rate_at_least", 0.5],
+  ];
+  const EXPECTED: Record<string, Record<OnError, [string, string, string, string]>> = {
+    // outcomes → on_error → verdict per policy, in the order of POLICIES
+    PPP: {
+      fail: ["pass", "pass", "pass", "pass"],
+      exclude: ["pass", "pass", "pass", "pass"],
+      retry: ["pass", "pass", "pass", "pass"],
+    },
+    PPF: {
+      fail: ["fail", "pass", "pass", "pass"],
+      exclude: ["fail", "pass", "pass", "pass"],
+      retry: ["fail", "pass", "pass", "pass"],
+    },
+    FFP: {
+      fail: ["fail", "pass", "fail", "fail"],
+      exclude: ["fail", "pass", "fail", "fail"],
+      retry: ["fail", "pass", "fail", "fail"],
+    },
+    PFT: {
+      fail: ["error", "error", "error", "error"],
+      exclude: ["fail", "pass", "pass", "pass"],
+      retry: ["error", "error", "error", "error"],
+    },
+    PPV: {
+      fail: ["error", "error", "error", "error"],
+      exclude: ["pass", "pass", "pass", "pass"],
+      retry: ["error", "error", "error", "error"],
+    },
+    EEE: {
+      fail: ["error", "error", "error", "error"],
+      exclude: ["error", "error", "error", "error"],
+      retry: ["error", "error", "error", "error"],
+    },
+  };
+  const grid = Object.entries(EXPECTED).flatMap(([outcomes, byMode]) =>
+    (Object.entries(byMode) as [OnError, string[]][]).flatMap(([onError, verdicts]) =>
+      POLICIES.map(([policy, threshold], i) => [outcomes, policy, onError, verdicts[i]!, threshold] as const),
+    ),
+  );
+  it.each(grid)("%s under %s, on_error %s → %s", (outcomes, policy, onError, verdict, threshold) => {
+    expect(decideCase(tries(outcomes), outcomes.length, gate(policy, onError, threshold)).verdict).toBe(
+      verdict,
+    );
+  });
+
   it("decides mean_pass_rate from the scorers' pass rates", () => {
     const t = [attempt("F", 1, 0, 0.75), attempt("F", 2, 0, 0.75), attempt("P", 3, 0, 1)];
     expect(decideCase(t, 3, gate("mean_pass_rate_at_least", "fail", 0.8)).verdict).toBe("pass");

@@ -21,6 +21,81 @@ const graded = (passed: boolean, errored: string[] = []): Grading =>
     })),
   }) as unknown as Grading;
 
+describe("decideStatus: status, failure_stage and failure_kind (SPEC §3)", () => {
+  const failing = { ...graded(false), score: 0.5 } as Grading;
+  it.each<[string, StageFacts, string, string | undefined, string | undefined]>([
+    [
+      "a seed that could not be made",
+      { workspaceError: "cannot copy" },
+      "error",
+      "workspace",
+      "workspace_error",
+    ],
+    ["a setup command that failed", { setupError: "setup exited with 1" }, "error", "setup", "setup_error"],
+    [
+      "an agent that timed out, even if its work passes",
+      { agent: { ...agentOk, timedOut: true }, grading: graded(true), agentTimeoutMs: 2000 },
+      "timeout",
+      "agent",
+      "agent_timeout",
+    ],
+    [
+      "an agent that exited non-zero, even if its work passes",
+      { agent: { ...agentOk, exitCode: 2 }, grading: graded(true) },
+      "error",
+      "agent",
+      "agent_exit",
+    ],
+    [
+      "an agent that reported an error",
+      { agent: { ...agentOk, error: "rate limited" }, grading: graded(true) },
+      "error",
+      "agent",
+      "agent_exit",
+    ],
+    [
+      "a scorer that could not run",
+      { agent: agentOk, grading: graded(true, ["unit"]) },
+      "error",
+      "scorer",
+      "scorer_error",
+    ],
+    ["a passing grading", { agent: agentOk, grading: graded(true) }, "passed", undefined, undefined],
+    ["a failing grading", { agent: agentOk, grading: failing }, "failed", "scorer", "quality"],
+    [
+      "a failing grading with no change",
+      { agent: agentOk, grading: failing, diffEmpty: true },
+      "failed",
+      "agent",
+      "empty_diff",
+    ],
+  ])("%s", (_label, facts, status, stage, kind) => {
+    const d = decideStatus(facts);
+    expect([d.status, d.failureStage, d.failureKind]).toEqual([status, stage, kind]);
+  });
+
+  it("is a scorer_timeout when a scorer ran out of time", () => {
+    const g = graded(true, ["slow"]);
+    (g.scorers[0]!.result as { timedOut?: boolean }).timedOut = true;
+    expect(decideStatus({ agent: agentOk, grading: g })).toMatchObject({
+      status: "error",
+      failureStage: "scorer",
+      failureKind: "scorer_timeout",
+      message: "scorer slow could not run: broke",
+    });
+  });
+
+  it("names the agent's exit status and its last line", () => {
+    expect(
+      decideStatus({
+        agent: { ...agentOk, exitCode: 1 },
+        agentTail: "working\nAPI error 529\n",
+        grading: graded(true),
+      }).message,
+    ).toBe("the agent exited with status 1: API error 529");
+  });
+});
+
 describe("decideStatus with tampering", () => {
   const tampered = ["test/cart.test.js"];
   it.each<[string, StageFacts, string]>([
