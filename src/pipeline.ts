@@ -40,6 +40,8 @@ export interface RunOptions extends PlanOptions {
   baseline?: string;
   /** The commit being evaluated (the action passes the PR head). Default: HEAD of projectRoot. */
   gitSha?: string;
+  /** More values to redact like the plan's secrets: the action's GitHub token. */
+  redact?: string[];
 }
 
 export interface RunDeps {
@@ -115,7 +117,7 @@ export async function runPlan(
   deps: RunDeps,
   baseline?: Bundle,
 ): Promise<RunOutcome> {
-  const secrets = runSecrets(plan);
+  const secrets = runSecrets(plan, process.env, opts.redact);
   const redactor = secrets.redactor;
   try {
     return await executeAndWrite(

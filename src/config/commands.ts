@@ -66,26 +66,39 @@ const SHELL_WORDS = new Set([
 
 /** The program a command starts, when it can be known without running a shell. */
 export function programOf(command: Command): string | undefined {
-  if ("argv" in command) return command.argv[0];
+  if ("argv" in command) {
+    const program = command.argv[0];
+    // A program inside {WORKSPACE} (or behind any other placeholder) exists only at run time.
+    return program?.includes("{") ? undefined : program;
+  }
   const first = command.shell.trim().split(/\s+/)[0] ?? "";
   if (!/^[A-Za-z0-9_./+-]+$/.test(first) || first.includes("=") || SHELL_WORDS.has(first)) return undefined;
   return first;
 }
 
 /**
- * For agent commands: a program starting with `./` or `../` is a file beside the eval file, so it is
- * made absolute against `evalDir` (the agent runs with the workspace as its folder).
+ * For agent commands: a program starting with `./`, `../` or `{EVAL_DIR}/` is a file beside the eval
+ * file, so it is made absolute against `evalDir` (the agent runs with the workspace as its folder).
  */
 export function resolveAgentCommand(command: Command, evalDir: string): Command {
-  const isRelative = (p: string) => p.startsWith("./") || p.startsWith("../");
   if ("argv" in command) {
     const [program, ...rest] = command.argv;
-    return program && isRelative(program) ? { argv: [path.resolve(evalDir, program), ...rest] } : command;
+    const resolved = program === undefined ? undefined : besideEvalFile(program, evalDir);
+    return resolved ? { argv: [resolved, ...rest] } : command;
   }
   const trimmed = command.shell.trimStart();
   const first = trimmed.split(/\s/)[0] ?? "";
-  if (!isRelative(first)) return command;
-  return { shell: shellQuote(path.resolve(evalDir, first)) + trimmed.slice(first.length) };
+  const resolved = besideEvalFile(first, evalDir);
+  return resolved ? { shell: shellQuote(resolved) + trimmed.slice(first.length) } : command;
+}
+
+/** The absolute path of a program named relative to the eval file's folder, else undefined. */
+function besideEvalFile(program: string, evalDir: string): string | undefined {
+  if (program.startsWith("./") || program.startsWith("../")) return path.resolve(evalDir, program);
+  if (program === "{EVAL_DIR}" || program.startsWith("{EVAL_DIR}/")) {
+    return path.join(evalDir, program.slice("{EVAL_DIR}".length));
+  }
+  return undefined;
 }
 
 /** A preset's `bin:`: `./` and `../` are relative to the eval file's folder, like agent commands. */

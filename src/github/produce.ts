@@ -111,6 +111,29 @@ async function guardPullRequestTarget(inputs: ActionInputs, ctx: EventContext): 
   );
 }
 
+/**
+ * actions/checkout leaves the job's token in the checkout's .git/config (an `extraheader`) unless
+ * told `persist-credentials: false`; any process of the job's user can read it there, and evalgate
+ * does not need it. Says so; the token stays masked in the bundle either way.
+ */
+async function warnPersistedCredentials(root: string, logger: Logger): Promise<void> {
+  const headers = await git(
+    ["config", "--local", "--name-only", "--get-regexp", "^http\\..*\\.extraheader$"],
+    {
+      cwd: root,
+    },
+  ).then(
+    (s) => s.trim(),
+    () => "",
+  );
+  if (!headers) return;
+  logger.warn(
+    "the checkout keeps a token in .git/config (actions/checkout's persist-credentials), where an agent " +
+      "outside sandbox: bwrap, a setup or a scorer command can read it. evalgate does not need it: set " +
+      "`with: { persist-credentials: false }` on the actions/checkout step.",
+  );
+}
+
 async function runMode(
   options: RunOptions,
   inputs: ActionInputs,
@@ -118,6 +141,8 @@ async function runMode(
   deps: ProduceDeps,
 ): Promise<Produced> {
   await guardPullRequestTarget(inputs, ctx);
+  const projectRoot = await repositoryRoot(options.cwd);
+  await warnPersistedCredentials(projectRoot, deps.logger);
   // A shard's comparison is redone when the shards are merged: only the merge step fetches a baseline.
   const base = options.shard
     ? { note: "shards are compared when merged" }
@@ -131,7 +156,9 @@ async function runMode(
     result = await runEvals(
       {
         ...options,
-        projectRoot: await repositoryRoot(options.cwd),
+        projectRoot,
+        // The token is never given to a process, but one may find it (README: The agent's environment).
+        ...(inputs.token ? { redact: [inputs.token] } : {}),
         // Under pull_request_target the checkout, not the event, says what is evaluated.
         ...(ctx.sha && ctx.eventName !== "pull_request_target" ? { gitSha: ctx.sha } : {}),
         ...(base.bundle ? { baseline: base.bundle.dir } : {}),

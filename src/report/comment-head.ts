@@ -3,23 +3,19 @@ import type { CommentOptions } from "./comment.js";
 import { RANK } from "./comment-case.js";
 import type { Piece } from "./fit.js";
 import {
+  costOf,
   count,
   countDelta,
   duration,
-  partial,
-  percent,
+  paren,
   plural,
-  pointsDelta,
   shortSha,
-  tokens,
-  tokensDelta,
-  totalTokens,
-  usd,
+  targetCells,
   usdDelta,
 } from "./format.js";
 import * as md from "./markdown.js";
 import { clip } from "./text.js";
-import type { ReportView, TargetNumbers, UsageRollup } from "./view.js";
+import type { ReportView, TargetNumbers } from "./view.js";
 
 export interface Context {
   view: ReportView;
@@ -40,8 +36,6 @@ export function contextOf(view: ReportView, options: CommentOptions): Context {
     baseTargets: comparable ? new Map(view.comparison!.targets!.map((t) => [t.name, t])) : null,
   };
 }
-
-export const paren = (d: string): string => (d ? ` (${d})` : "");
 
 function gatedRegressions(view: ReportView): number {
   const rule = new Map(view.suites.map((s) => [s.evalPath, s.regressions]));
@@ -89,11 +83,6 @@ export function countsLine(ctx: Context): string {
   const sha = shortSha(ctx.view.comparison?.baselineSha);
   const vs = base ? ` — changes vs base${sha ? ` ${md.code(sha)}` : ""}` : "";
   return `**${plural(c.cases, "case")}** · ${count(c.passed)} passed${d("passed")} · ${count(c.failed)} failed${d("failed")} · ${count(c.flaky)} flaky${d("flaky")} · ${count(c.errored)} errored${d("errored")}${vs}\n\n`;
-}
-
-function costOf(u: UsageRollup | null): string {
-  if (!u || u.costUsd === null) return "—";
-  return `${partial(u) ? "≥ " : ""}${usd(u.costUsd)}`;
 }
 
 function sumCost(ts: readonly TargetNumbers[]): number | null {
@@ -159,34 +148,19 @@ export function noBaseline(ctx: Context): Piece | null {
   };
 }
 
-function tokensCell(u: UsageRollup | null, base: UsageRollup | null): string {
-  const n = totalTokens(u);
-  const b = totalTokens(base);
-  return `${partial(u) && n !== null ? "≥ " : ""}${tokens(n)}${n !== null && b !== null ? paren(tokensDelta(n - b)) : ""}`;
-}
-
 function targetRow(ctx: Context, t: TargetNumbers): string {
   const b = ctx.baseTargets?.get(t.name);
-  const d = (k: "passed" | "failed" | "flaky" | "errored") => (b ? paren(countDelta(t[k] - b[k])) : "");
-  const rate =
-    percent(t.attemptSuccessRate) +
-    (b && t.attemptSuccessRate !== null && b.attemptSuccessRate !== null
-      ? paren(pointsDelta(t.attemptSuccessRate - b.attemptSuccessRate))
-      : "");
-  const baseCost = b?.usage?.costUsd;
-  const cost =
-    costOf(t.usage) +
-    (t.usage?.costUsd != null && baseCost != null ? paren(usdDelta(t.usage.costUsd - baseCost)) : "");
+  const cells = targetCells(t, b);
   const name = `${md.text(clip(t.name, 60))}${t.model ? ` (${md.text(clip(t.model, 40))})` : ""}${ctx.baseTargets && !b ? " · new" : ""}`;
   return md.row([
     name,
-    `${count(t.passed)}${d("passed")}`,
-    `${count(t.failed)}${d("failed")}`,
-    `${count(t.flaky)}${d("flaky")}`,
-    `${count(t.errored)}${d("errored")}`,
-    rate,
-    md.text(cost),
-    tokensCell(t.usage, b?.usage ?? null),
+    cells.passed,
+    cells.failed,
+    cells.flaky,
+    cells.errored,
+    cells.rate,
+    md.text(cells.cost),
+    cells.tokens,
   ]);
 }
 

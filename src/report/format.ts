@@ -1,8 +1,10 @@
 /** How numbers read in reports: rates, deltas, tokens, money, durations. Plain text, no markup. */
-import type { UsageRollup } from "./view.js";
 
 // Reports count tokens as the budget does (input + cached + output): one meaning of "tokens".
-export { totalTokens } from "../run/usage.js";
+import { totalTokens } from "../run/usage.js";
+import type { TargetNumbers, UsageRollup } from "./view.js";
+
+export { totalTokens };
 
 const MINUS = "−";
 
@@ -88,4 +90,55 @@ export function policyText(p: { name: string; threshold: number | null }): strin
 /** "2026-11-22 09:14 UTC". */
 export function utcMinute(d: Date): string {
   return `${d.toISOString().slice(0, 16).replace("T", " ")} UTC`;
+}
+
+/** " (+2)" after a number, or nothing when there is no change to show. */
+export const paren = (d: string): string => (d ? ` (${d})` : "");
+
+/** A cost, "≥ " in front when some attempts reported none (the total is a lower bound). */
+export function costOf(u: UsageRollup | null): string {
+  if (!u || u.costUsd === null) return "—";
+  return `${partial(u) ? "≥ " : ""}${usd(u.costUsd)}`;
+}
+
+/** A token total with its change against the base, "≥ " in front when it is a lower bound. */
+export function tokensCell(u: UsageRollup | null, base: UsageRollup | null): string {
+  const n = totalTokens(u);
+  const b = totalTokens(base);
+  return `${partial(u) && n !== null ? "≥ " : ""}${tokens(n)}${n !== null && b !== null ? paren(tokensDelta(n - b)) : ""}`;
+}
+
+/** The cells of a target's row, each with its change against the same target of the baseline. */
+export interface TargetCells {
+  passed: string;
+  failed: string;
+  flaky: string;
+  errored: string;
+  rate: string;
+  cost: string;
+  tokens: string;
+}
+
+/** One target's numbers against the baseline's (`base` undefined: no baseline, or a new target). */
+export function targetCells(t: TargetNumbers, base: TargetNumbers | undefined): TargetCells {
+  const n = (k: "passed" | "failed" | "flaky" | "errored") =>
+    `${count(t[k])}${base ? paren(countDelta(t[k] - base[k])) : ""}`;
+  const rate =
+    percent(t.attemptSuccessRate) +
+    (base && t.attemptSuccessRate !== null && base.attemptSuccessRate !== null
+      ? paren(pointsDelta(t.attemptSuccessRate - base.attemptSuccessRate))
+      : "");
+  const baseCost = base?.usage?.costUsd;
+  const cost =
+    costOf(t.usage) +
+    (t.usage?.costUsd != null && baseCost != null ? paren(usdDelta(t.usage.costUsd - baseCost)) : "");
+  return {
+    passed: n("passed"),
+    failed: n("failed"),
+    flaky: n("flaky"),
+    errored: n("errored"),
+    rate,
+    cost,
+    tokens: tokensCell(t.usage, base?.usage ?? null),
+  };
 }

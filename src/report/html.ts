@@ -8,13 +8,13 @@
 import { caseIcon, caseLabel, STATUS_ICON } from "./comment-case.js";
 import {
   count,
-  countDelta,
   duration,
   percent,
   plural,
   pointsDelta,
   policyText,
   shortSha,
+  targetCells,
   tokens,
   totalTokens,
   usd,
@@ -29,7 +29,6 @@ import {
   type RunView,
   reviewOrder,
   type ScorerView,
-  type TargetNumbers,
 } from "./view.js";
 
 export function esc(s: string): string {
@@ -200,16 +199,13 @@ ${runs}
 }
 
 function targetTable(view: ReportView): string {
-  const base = new Map((view.comparison?.targets ?? []).map((t) => [t.name, t]));
-  const d = (t: TargetNumbers, k: "passed" | "failed" | "flaky" | "errored") => {
-    const b = base.get(t.name);
-    const x = b ? countDelta(t[k] - b[k]) : "";
-    return x ? ` (${x})` : "";
-  };
-  const rows = view.targets.map(
-    (t) =>
-      `<tr><td>${esc(t.name)}${t.model ? ` <span class="muted">${esc(t.model)}</span>` : ""}</td><td>${esc(t.provider)}</td><td class="n">${count(t.cases)}</td><td class="n">${count(t.passed)}${d(t, "passed")}</td><td class="n">${count(t.failed)}${d(t, "failed")}</td><td class="n">${count(t.flaky)}${d(t, "flaky")}</td><td class="n">${count(t.errored)}${d(t, "errored")}</td><td class="n">${percent(t.attemptSuccessRate)}</td><td class="n">${usd(t.usage?.costUsd ?? null)}</td><td class="n">${tokens(totalTokens(t.usage))}</td></tr>`,
-  );
+  const base = view.comparison?.targets ? new Map(view.comparison.targets.map((t) => [t.name, t])) : null;
+  const rows = view.targets.map((t) => {
+    const b = base?.get(t.name);
+    const c = targetCells(t, b);
+    const num = (x: string) => `<td class="n">${esc(x)}</td>`;
+    return `<tr><td>${esc(t.name)}${t.model ? ` <span class="muted">${esc(t.model)}</span>` : ""}${base && !b ? " · new" : ""}</td><td>${esc(t.provider)}</td>${num(count(t.cases))}${[c.passed, c.failed, c.flaky, c.errored, c.rate, c.cost, c.tokens].map(num).join("")}</tr>`;
+  });
   return `<table><tr><th>target</th><th>provider</th><th>cases</th><th>passed</th><th>failed</th><th>flaky</th><th>errors</th><th>attempt success</th><th>cost</th><th>tokens</th></tr>${rows.join("")}</table>`;
 }
 

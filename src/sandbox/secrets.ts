@@ -54,9 +54,16 @@ export interface RunSecrets {
   tooShort: string[];
 }
 
-/** The values of the plan's secret variables in `env`, as a Redactor. */
-export function runSecrets(plan: Plan, env: NodeJS.ProcessEnv = process.env): RunSecrets {
-  const values: string[] = [];
+/**
+ * The values of the plan's secret variables in `env`, the runner's credentials there, and `extra`
+ * values (the action's GitHub token, which need not be in `env`), as a Redactor.
+ */
+export function runSecrets(
+  plan: Plan,
+  env: NodeJS.ProcessEnv = process.env,
+  extra: readonly string[] = [],
+): RunSecrets {
+  const values: string[] = extra.filter((v) => v !== "");
   const tooShort: string[] = [];
   for (const name of secretVariables(plan).keys()) {
     const v = env[name];

@@ -292,4 +292,33 @@ tests:
     expect(readFileSync(path.join(repo, "app/x.txt"), "utf8")).toBe("x\n");
     writeFileSync(path.join(repo, "unrelated"), "");
   });
+
+  it("runs an agent named through {EVAL_DIR}, in an argv and as a shell string's program", () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      "agents dir/agent.sh": '#!/bin/sh\nprintf "%s" "$1" > out.txt\n',
+      "bin/agent.sh": '#!/bin/sh\nprintf "%s" "$1" > out.txt\n',
+      "x.eval.yaml": `targets:
+  - { name: argv, provider: command, command: ["{EVAL_DIR}/agents dir/agent.sh", "{TEST_ID}"] }
+  - { name: shell, provider: command, command: "{EVAL_DIR}/bin/agent.sh {TEST_ID}" }
+workspace: { seed: { empty: true } }
+tests:
+  - { id: t1, instruction: go, scorers: [{ type: file, path: out.txt, contains: t1 }] }
+`,
+    });
+    sh('chmod +x "agents dir/agent.sh" bin/agent.sh', dir);
+    const out = path.join(tempDir(), "b");
+    const r = runCli(["run", "--out", out], dir);
+    expect(r.stderr).not.toContain("does not exist");
+    expect(r.code).toBe(0);
+    const rows = readJsonl<{ target: string; verdict: string }>(path.join(out, "index.jsonl"));
+    expect(rows.map((c) => `${c.target}:${c.verdict}`).sort()).toEqual(["argv:pass", "shell:pass"]);
+
+    writeFiles(dir, {
+      "x.eval.yaml": readFileSync(path.join(dir, "x.eval.yaml"), "utf8").replaceAll("agents dir", "nowhere"),
+    });
+    const bad = runCli(["validate"], dir);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr + bad.stdout).toMatch(/target "argv" cannot run: .*nowhere\/agent\.sh does not exist/);
+  });
 });

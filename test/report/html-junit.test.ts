@@ -53,6 +53,29 @@ describe("report.html", () => {
     await expect(renderHtml(failingRun())).toMatchFileSnapshot("__snapshots__/report-failing.html");
   });
 
+  it("shows each target's numbers with their changes against the base, as the comment does", () => {
+    const cells = (html: string, target: string) => {
+      const row = [...html.matchAll(/<tr>(.*?)<\/tr>/g)]
+        .map((m) => m[1]!)
+        .find((r) => r.startsWith(`<td>${target}`));
+      return [...(row ?? "").matchAll(/<td class="n">(.*?)<\/td>/g)].map((m) => m[1]);
+    };
+    // The same figures as the comment's row for claude: passed, failed, flaky, errors, rate, cost, tokens.
+    expect(cells(renderHtml(failingRun()), "claude")).toEqual([
+      "4",
+      "2 (−1)",
+      "2 (+1)",
+      "2",
+      "0",
+      "50 % (−25 pp)",
+      "$0.66 (+$0.19)",
+      "229 k (+20 k)",
+    ]);
+    const alone = failingRun();
+    alone.comparison = null;
+    expect(cells(renderHtml(alone), "claude")).toEqual(["4", "2", "2", "2", "0", "50 %", "$0.66", "229 k"]);
+  });
+
   it("shows hostile text as text: no element, attribute or URL an agent wrote", () => {
     const html = renderHtml(hostileRun());
     const els = htmlElements(parse(html));
