@@ -13,7 +13,14 @@ import { type ProcessRunner, runnerWith } from "../sandbox/process.js";
 import { type Grading, grade } from "../scorers/grading.js";
 import { scorerFor } from "../scorers/index.js";
 import type { ScorerResult } from "../scorers/types.js";
-import { type CapturedDiff, captureDiff, materializeAttempt } from "../workspace/attempt.js";
+import { RefusedPath } from "../scorers/workspace-path.js";
+import {
+  type CapturedDiff,
+  captureDiff,
+  freshFolder,
+  materializeAttempt,
+  workspaceIsFolder,
+} from "../workspace/attempt.js";
 import type { PreparedBaseline } from "../workspace/baseline.js";
 import { installVerifiers, restoreProtected } from "../workspace/protect.js";
 import { decideStatus, type StageFacts } from "./status.js";
@@ -35,6 +42,9 @@ export interface AttemptInput {
   /** The bubblewrap program, checked before the run, for targets with sandbox: bwrap. */
   bwrap?: string;
 }
+
+/** The `tampered` entry of an agent that replaced its workspace folder itself (with a link). */
+export const WORKSPACE_REPLACED = "./";
 
 export const PROMPT_SEPARATOR = "\n\n";
 
@@ -177,6 +187,12 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     facts.agentTimeoutMs = spec.timeouts.agentMs;
 
     const d0 = performance.now();
+    // Nothing of what follows may happen in a folder the agent's workspace now links to.
+    if (!(await workspaceIsFolder(ws))) {
+      facts.tampered = [WORKSPACE_REPLACED];
+      await rm(ws, { force: true }).catch(() => undefined);
+      return result();
+    }
     try {
       await chmod(ws, 0o755).catch(() => undefined);
       diff = await captureDiff(b, ws, path.join(input.workDir, "capture.index"), spec.limits.diffBytes);
@@ -185,6 +201,11 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
       return result();
     }
     await writeFile(path.join(evidenceDir, "diff.patch"), diff.patch);
+    for (const f of diff.removedSpecial) {
+      warnings.push(
+        `${f} was a special file (a FIFO or socket), which git cannot record: removed before scoring`,
+      );
+    }
     facts.diffEmpty = diff.files.length === 0;
     // The diff keeps what the agent did to protected paths (evidence); the scorers see them restored,
     // and the hidden verifiers appear only now.
@@ -203,8 +224,8 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     // Scorers get a HOME and TMPDIR of their own: nothing the agent left there can steer them.
     const scorerHome = path.join(input.workDir, "scorer-home");
     const scorerTmp = path.join(input.workDir, "scorer-tmp");
-    await mkdir(scorerHome, { recursive: true });
-    await mkdir(scorerTmp, { recursive: true });
+    await freshFolder(scorerHome);
+    await freshFolder(scorerTmp);
     facts.grading = await scoreAttempt(spec, ws, diff, evidenceDir, runner, scorerHome, scorerTmp);
     phases.scorersMs = Math.round(performance.now() - s0);
     const r = result();
@@ -255,7 +276,12 @@ async function scoreAttempt(
           }),
       });
     } catch (error) {
-      result = { state: "error", reason: `the scorer failed inside evalgate: ${(error as Error).message}` };
+      // A path the agent made lead out of its workspace (or a FIFO) is never followed: the check it
+      // stood for fails (docs/decisions/0072), so planting one earns nothing, not even a retry.
+      result =
+        error instanceof RefusedPath
+          ? { state: "complete", score: 0, passed: false, reason: error.message }
+          : { state: "error", reason: `the scorer failed inside evalgate: ${(error as Error).message}` };
     }
     results.push({ result, durationMs: Math.round(performance.now() - started) });
   }

@@ -40,6 +40,15 @@ export function decideStatus(f: StageFacts): StatusDecision {
     return { status: "error", failureStage: "setup", failureKind: "setup_error", message: f.setupError };
   // Tampering is certain whatever else happened: it is a failure of the agent, never an error that
   // on_error could retry or exclude (an agent cannot escape it by crashing afterwards).
+  if (f.tampered?.includes("./")) {
+    return {
+      status: "failed",
+      failureStage: "agent",
+      failureKind: "tampered",
+      message:
+        "the agent replaced its workspace folder (with a link out of it): nothing was captured or scored",
+    };
+  }
   if (f.tampered && f.tampered.length > 0) {
     const n = f.tampered.length;
     const list = f.tampered.slice(0, 3).join(", ") + (n > 3 ? ` and ${n - 3} more` : "");

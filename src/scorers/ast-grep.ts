@@ -7,7 +7,7 @@
  * .gitignore. A search that finds no file at all is an error (a mistyped path must not make
  * `absent` pass), except with `only_changed`, where "the agent changed no such file" is an answer.
  */
-import { lstat, readFile, realpath, stat, writeFile } from "node:fs/promises";
+import { readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import picomatch from "picomatch";
 import { glob } from "tinyglobby";
@@ -21,6 +21,7 @@ import {
   patternProblem,
 } from "./ast-grep-native.js";
 import type { Scorer, ScorerContext, ScorerProblem, ScorerResult } from "./types.js";
+import { mustResolveInside, RefusedPath, resolvesInside } from "./workspace-path.js";
 
 type AstGrepOptions = Extract<ScorerInput, { type: "ast-grep" }>;
 
@@ -63,15 +64,6 @@ function expectation(o: AstGrepOptions): { min: number; max: number; text: strin
   return { min, max, text };
 }
 
-async function isInside(root: string, file: string): Promise<boolean> {
-  try {
-    const rel = path.relative(root, await realpath(file));
-    return !rel.startsWith("..") && !path.isAbsolute(rel);
-  } catch {
-    return false;
-  }
-}
-
 /** Workspace-relative paths of the files to search, or an error message. */
 async function filesToSearch(ws: string, o: AstGrepOptions): Promise<string[] | { error: string }> {
   const target = o.path ?? ".";
@@ -82,14 +74,14 @@ async function filesToSearch(ws: string, o: AstGrepOptions): Promise<string[] | 
     found = await glob(target, { cwd: ws, dot: true, onlyFiles: true, followSymbolicLinks: false, ignore });
   } else {
     const abs = path.resolve(ws, target);
+    await mustResolveInside(ws, abs, target);
     let kind: "file" | "dir";
     try {
-      const s = await lstat(abs);
-      if (s.isSymbolicLink() && !(await isInside(ws, abs))) {
-        return { error: `${target} is a link to a place outside the workspace` };
-      }
-      kind = (await stat(abs)).isDirectory() ? "dir" : "file";
-    } catch {
+      const s = await stat(abs);
+      if (!s.isDirectory() && !s.isFile()) throw new RefusedPath(`${target} is not a regular file`);
+      kind = s.isDirectory() ? "dir" : "file";
+    } catch (error) {
+      if (error instanceof RefusedPath) throw error;
       return { error: `${target} does not exist in the workspace` };
     }
     if (kind === "file") found = [path.relative(ws, abs)];
@@ -107,10 +99,12 @@ async function filesToSearch(ws: string, o: AstGrepOptions): Promise<string[] | 
       });
     }
   }
-  const realWs = await realpath(ws);
+  // The glob's own base may be a link (`leak/**` with leak → a folder outside): what it found
+  // there is not the workspace's.
   const out: string[] = [];
   for (const f of found) {
-    if (await isInside(realWs, path.join(ws, f))) out.push(f.split(path.sep).join("/"));
+    const abs = path.join(ws, f);
+    if (await resolvesInside(ws, abs)) out.push(f.split(path.sep).join("/"));
   }
   return out.sort();
 }
@@ -209,8 +203,10 @@ export const astGrepScorer: Scorer = {
         };
       }
       const abs = path.join(ctx.workspace, file);
-      const size = (await stat(abs)).size;
-      if (size > FILE_CAP_BYTES) {
+      const s = await stat(abs);
+      // Never opened: a FIFO would block the read past every timeout.
+      if (!s.isFile()) throw new RefusedPath(`${file} is not a regular file`);
+      if (s.size > FILE_CAP_BYTES) {
         skipped.push(file);
         continue;
       }

@@ -3,33 +3,22 @@ import { readFile, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import type { ScorerInput } from "../config/schema.js";
 import type { Scorer, ScorerContext, ScorerResult } from "./types.js";
+import { isWithin, mustResolveInside } from "./workspace-path.js";
 
-function inside(root: string, p: string): boolean {
-  const rel = path.relative(root, p);
-  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
-}
+/** Larger files are not read (an agent can make a sparse file of any size). */
+const READ_CAP_BYTES = 64 * 1024 * 1024;
 
 export const fileScorer: Scorer = {
   async run(ctx: ScorerContext): Promise<ScorerResult> {
     const o = ctx.spec.options as Extract<ScorerInput, { type: "file" }>;
     const abs = path.resolve(ctx.workspace, o.path);
-    if (!inside(ctx.workspace, abs)) return { state: "error", reason: `${o.path} is outside the workspace` };
-    let real: string | undefined;
-    try {
-      real = await realpath(abs);
-      if (!inside(await realpath(ctx.workspace), real)) {
-        return {
-          state: "complete",
-          score: 0,
-          passed: false,
-          reason: `${o.path} is a link to a place outside the workspace`,
-        };
-      }
-    } catch {
-      real = undefined;
-    }
+    if (!isWithin(ctx.workspace, abs))
+      return { state: "error", reason: `${o.path} is outside the workspace` };
+    await mustResolveInside(ctx.workspace, abs, o.path);
+    const real = await realpath(abs).catch(() => undefined);
     const wantExists = o.exists ?? true;
-    const isFile = real !== undefined && (await stat(real)).isFile();
+    const info = real === undefined ? undefined : await stat(real);
+    const isFile = info?.isFile() === true;
     if (!wantExists) {
       return real === undefined
         ? { state: "complete", score: 1, passed: true, reason: `${o.path} does not exist` }
@@ -41,6 +30,14 @@ export const fileScorer: Scorer = {
         score: 0,
         passed: false,
         reason: real === undefined ? `${o.path} does not exist` : `${o.path} is not a file`,
+      };
+    }
+    if (info!.size > READ_CAP_BYTES && (o.contains !== undefined || o.matches !== undefined)) {
+      return {
+        state: "complete",
+        score: 0,
+        passed: false,
+        reason: `${o.path} is ${info!.size} bytes, more than the 64 MiB the file scorer reads`,
       };
     }
     const text = await readFile(real!, "utf8");

@@ -3,6 +3,7 @@ import path from "node:path";
 import { expandPlaceholders, toCommand } from "../config/commands.js";
 import type { ProcessOutcome } from "../sandbox/process.js";
 import type { ScorerContext, ScorerResult } from "./types.js";
+import { mustResolveInside } from "./workspace-path.js";
 
 export async function runScorerCommand(
   ctx: ScorerContext,
@@ -10,6 +11,8 @@ export async function runScorerCommand(
   captureStdout = false,
 ): Promise<ProcessOutcome> {
   const cwd = options.cwd ? path.resolve(ctx.workspace, options.cwd) : ctx.workspace;
+  // A cwd the agent made a link to another folder (another attempt's) would grade that folder.
+  if (options.cwd) await mustResolveInside(ctx.workspace, cwd, `cwd ${options.cwd}`);
   return ctx.runner.run({
     command: expandPlaceholders(toCommand(options.run), {
       WORKSPACE: ctx.workspace,

@@ -19,6 +19,7 @@ import {
 } from "./junit.js";
 import { lastLines, notRun, runScorerCommand } from "./process.js";
 import type { Scorer, ScorerContext, ScorerProblem, ScorerResult } from "./types.js";
+import { isWithin, mustResolveInside, RefusedPath } from "./workspace-path.js";
 
 type TestsOptions = Extract<ScorerInput, { type: "tests" }>;
 
@@ -171,16 +172,26 @@ export function judgeTests(
   };
 }
 
-function inside(root: string, p: string): boolean {
-  const rel = path.relative(root, p);
-  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
-}
-
-/** Report files matching `report` under `base` (a path, or a glob). */
-async function reportFiles(base: string, report: string): Promise<string[]> {
-  if (!picomatch.scan(report).isGlob) return [path.resolve(base, report)];
-  const found = await glob(report, { cwd: base, absolute: true, dot: true, onlyFiles: true });
-  return found.sort();
+/**
+ * Report files matching `report` under `base` (a path, or a glob). A match, or the folder of the
+ * report path, that leads out of the workspace is refused before anything is removed or read.
+ */
+async function reportFiles(ws: string, base: string, report: string): Promise<string[]> {
+  const shown = (f: string) => path.relative(ws, f).split(path.sep).join("/");
+  if (!picomatch.scan(report).isGlob) {
+    const file = path.resolve(base, report);
+    await mustResolveInside(ws, path.dirname(file), shown(path.dirname(file)));
+    return isWithin(ws, file) ? [file] : [];
+  }
+  const found = await glob(report, {
+    cwd: base,
+    absolute: true,
+    dot: true,
+    onlyFiles: true,
+    followSymbolicLinks: false,
+  });
+  for (const f of found) await mustResolveInside(ws, f, shown(f));
+  return found.filter((f) => isWithin(ws, f)).sort();
 }
 
 function wireListed(t: ListedTest) {
@@ -229,22 +240,27 @@ export const testsScorer: Scorer = {
     const base = o.cwd ? path.resolve(ctx.workspace, o.cwd) : ctx.workspace;
     // A report left in the workspace (by the baseline, a previous run or the agent) must never
     // stand in for the one this command writes.
-    for (const f of await reportFiles(base, o.report)) {
-      if (inside(ctx.workspace, f)) await rm(f, { force: true, recursive: false }).catch(() => undefined);
+    for (const f of await reportFiles(ctx.workspace, base, o.report)) {
+      await rm(f, { force: true, recursive: false }).catch(() => undefined);
     }
     const outcome = await runScorerCommand(ctx, o);
     const broken = notRun(outcome, ctx.spec.timeoutMs);
     if (broken) return broken;
 
-    const files = (await reportFiles(base, o.report)).filter((f) => inside(ctx.workspace, f));
+    const files = await reportFiles(ctx.workspace, base, o.report);
     const rel = (f: string) => path.relative(ctx.workspace, f).split(path.sep).join("/");
     const cases: TestCaseResult[] = [];
     const read: string[] = [];
     for (const file of files) {
       let size: number;
       try {
-        size = (await stat(file)).size;
-      } catch {
+        // The test command may run the agent's code: a link out or a FIFO it left is never opened.
+        await mustResolveInside(ctx.workspace, file, rel(file));
+        const s = await stat(file);
+        if (!s.isFile()) throw new RefusedPath(`report ${rel(file)} is not a regular file`);
+        size = s.size;
+      } catch (error) {
+        if (error instanceof RefusedPath) throw error;
         continue;
       }
       if (size > REPORT_CAP_BYTES) {

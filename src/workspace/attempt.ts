@@ -2,12 +2,13 @@
  * One attempt's workspace: a fresh copy of the prepared baseline, and the capture of what the
  * agent changed as a patch that `git apply` accepts on the baseline.
  */
-import { copyFile } from "node:fs/promises";
+import { constants } from "node:fs";
+import { copyFile, lstat, mkdir, rm } from "node:fs/promises";
 import path from "node:path";
 import { formatSize } from "../config/size.js";
 import type { PreparedBaseline } from "./baseline.js";
 import { copyTree } from "./copy.js";
-import { git, gitCapped } from "./git.js";
+import { GitError, git, gitCapped } from "./git.js";
 
 /**
  * Copies the prepared tree (with its .git and the files setup left untracked or ignored) to
@@ -39,6 +40,27 @@ export interface CapturedDiff {
   files: ChangedFile[];
   additions: number;
   deletions: number;
+  /** Special files (FIFOs, sockets) the agent left in place of tracked files, removed: git cannot record them. */
+  removedSpecial: string[];
+}
+
+/**
+ * Whether the workspace is still a folder after the agent ran. Its attempt folder is writable to
+ * the agent, which can swap `ws` for a link to any folder; everything evalgate does next (capture,
+ * restore, verifiers, scorers) would then happen there, outside the attempt.
+ */
+export async function workspaceIsFolder(ws: string): Promise<boolean> {
+  const s = await lstat(ws).catch(() => undefined);
+  return s?.isDirectory() === true;
+}
+
+/**
+ * An empty folder at `dir` for evalgate's own use, in the agent's attempt folder: whatever the agent
+ * left at that name (a link to elsewhere) is removed, never followed.
+ */
+export async function freshFolder(dir: string): Promise<void> {
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(dir);
 }
 
 export const DEFAULT_MAX_PATCH_BYTES = 10 * 1024 * 1024;
@@ -78,14 +100,26 @@ export async function captureDiff(
   indexFile: string,
   maxPatchBytes = DEFAULT_MAX_PATCH_BYTES,
 ): Promise<CapturedDiff> {
-  await copyFile(path.join(baseline.dir, ".git", "index"), indexFile);
+  // The index lives in the agent's attempt folder: a link the agent left there is replaced, never
+  // written through.
+  await rm(indexFile, { force: true });
+  await copyFile(path.join(baseline.dir, ".git", "index"), indexFile, constants.COPYFILE_EXCL);
   const env = {
     GIT_DIR: path.join(baseline.dir, ".git"),
     GIT_WORK_TREE: workTree,
     GIT_INDEX_FILE: indexFile,
+    // Paths the agent named are paths, never patterns.
+    GIT_LITERAL_PATHSPECS: "1",
   };
   const opts = { cwd: workTree, env };
-  await git(["add", "-A", "--", "."], opts);
+  const removedSpecial = await addAll(workTree, opts);
+  const hidden = await hiddenByAgent(baseline.dir, opts);
+  if (hidden.length > 0) {
+    await git(["add", "-f", "--pathspec-from-file=-", "--pathspec-file-nul"], {
+      ...opts,
+      input: `${hidden.join("\0")}\0`,
+    });
+  }
   const range = ["--cached", "-M", baseline.sha];
   const { head, totalBytes } = await gitCapped(
     ["diff", ...range, "--binary", "--full-index", "--no-ext-diff", "--no-textconv", "--no-color"],
@@ -96,7 +130,7 @@ export async function captureDiff(
   const patch = truncated ? truncatePatch(head, totalBytes, maxPatchBytes) : head;
   // Every change, a mode change included, has a patch: an empty patch is an empty listing.
   if (totalBytes === 0)
-    return { patch, patchBytes: 0, truncated: false, files: [], additions: 0, deletions: 0 };
+    return { patch, patchBytes: 0, truncated: false, files: [], additions: 0, deletions: 0, removedSpecial };
   // One call for both listings: raw records first, then numstat records.
   const listing = await git(["diff", ...range, "--raw", "--numstat", "-z", "--no-abbrev"], opts);
   const parts = listing.split("\0");
@@ -109,7 +143,79 @@ export async function captureDiff(
     files,
     additions: files.reduce((a, f) => a + f.additions, 0),
     deletions: files.reduce((a, f) => a + f.deletions, 0),
+    removedSpecial,
   };
+}
+
+const nulList = (out: string) => out.split("\0").filter(Boolean);
+
+/** Which of `paths` the baseline's own ignore rules (its .gitignore files) ignore. */
+async function ignoredByBaseline(baselineDir: string, env: Record<string, string>, paths: string[]) {
+  if (paths.length === 0) return new Set<string>();
+  const out = await git(["check-ignore", "-z", "--stdin", "--no-index"], {
+    cwd: baselineDir,
+    // check-ignore takes paths, and refuses the literal-pathspec switch.
+    env: { ...env, GIT_WORK_TREE: baselineDir, GIT_LITERAL_PATHSPECS: "0" },
+    input: `${paths.join("\0")}\0`,
+  }).catch((error: unknown) => {
+    // Exit status 1: none of them is ignored.
+    if (error instanceof GitError && error.exitCode === 1) return "";
+    throw error;
+  });
+  return new Set(nulList(out));
+}
+
+/**
+ * New files the agent hid from `git add -A` with ignore rules of its own (a .gitignore that also
+ * ignores itself leaves no trace in the diff): ignored in the workspace but not by the baseline's
+ * rules. Folders ignored as a whole by the baseline (node_modules) are not walked.
+ */
+async function hiddenByAgent(
+  baselineDir: string,
+  opts: { cwd: string; env: Record<string, string> },
+): Promise<string[]> {
+  const others = ["ls-files", "-z", "--others", "--ignored", "--exclude-standard"];
+  const listed = nulList(await git([...others, "--directory"], opts));
+  const skip = await ignoredByBaseline(baselineDir, opts.env, listed);
+  const out = new Set<string>();
+  for (const p of listed) {
+    if (skip.has(p)) continue;
+    if (!p.endsWith("/")) {
+      out.add(p);
+      continue;
+    }
+    const inner = nulList(await git([...others, "--", p], opts));
+    const innerSkip = await ignoredByBaseline(baselineDir, opts.env, inner);
+    for (const f of inner) if (!innerSkip.has(f)) out.add(f);
+  }
+  return [...out];
+}
+
+/**
+ * `git add -A`. git skips a new FIFO or socket but refuses one in place of a tracked file, failing
+ * the whole add; such files hold no content (and would block a scorer that opens them), so they
+ * are removed and the add retried. Returns what was removed.
+ */
+async function addAll(
+  workTree: string,
+  opts: { cwd: string; env: Record<string, string> },
+): Promise<string[]> {
+  try {
+    await git(["add", "-A", "--", "."], opts);
+    return [];
+  } catch (error) {
+    if (!(error instanceof GitError) || !error.stderr.includes("can only add regular files")) throw error;
+  }
+  const removed: string[] = [];
+  const tracked = (await git(["ls-files", "-z", "--modified"], opts)).split("\0").filter(Boolean);
+  for (const rel of tracked) {
+    const s = await lstat(path.join(workTree, rel)).catch(() => undefined);
+    if (!s || s.isFile() || s.isDirectory() || s.isSymbolicLink()) continue;
+    await rm(path.join(workTree, rel), { force: true });
+    removed.push(rel);
+  }
+  await git(["add", "-A", "--", "."], opts);
+  return removed;
 }
 
 /**

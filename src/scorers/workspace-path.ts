@@ -1,0 +1,51 @@
+/**
+ * Paths a scorer reads or runs in, checked against the workspace. The agent is untrusted and its
+ * workspace may hold links it planted (to a file of the runner, to /proc/self/environ, which is
+ * evalgate's own environment when evalgate opens it, to another attempt's folder); scorers run
+ * outside the sandbox, so they never follow such a link. See docs/decisions/0072.
+ */
+import { realpath } from "node:fs/promises";
+import path from "node:path";
+
+/**
+ * A path a scorer will not use: it leads out of the workspace or is not a regular file. The attempt
+ * lifecycle turns it into a failing check (score 0) with this message, never an error that
+ * `on_error` could retry or exclude.
+ */
+export class RefusedPath extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "RefusedPath";
+  }
+}
+
+/** Whether `p` is `root` or below it, by the names alone. */
+export function isWithin(root: string, p: string): boolean {
+  const rel = path.relative(root, p);
+  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
+}
+
+/**
+ * Whether `p`, with every link on its way resolved, is inside the workspace; a path that does not
+ * exist counts as inside when its nearest existing folder is.
+ */
+export async function resolvesInside(ws: string, p: string): Promise<boolean> {
+  const realWs = await realpath(ws);
+  let at = p;
+  for (;;) {
+    try {
+      return isWithin(realWs, await realpath(at));
+    } catch {
+      const up = path.dirname(at);
+      if (up === at) return false;
+      at = up;
+    }
+  }
+}
+
+/** Throws RefusedPath when `p` (shown as `shown`) resolves to a place outside the workspace. */
+export async function mustResolveInside(ws: string, p: string, shown: string): Promise<void> {
+  if (!(await resolvesInside(ws, p))) {
+    throw new RefusedPath(`${shown} is a link to a place outside the workspace`);
+  }
+}
