@@ -23,7 +23,7 @@ import {
 } from "../workspace/attempt.js";
 import type { PreparedBaseline } from "../workspace/baseline.js";
 import { installVerifiers, restoreProtected } from "../workspace/protect.js";
-import { decideStatus, type StageFacts } from "./status.js";
+import { decideStatus, type StageFacts, WORKSPACE_REPLACED } from "./status.js";
 import type { AgentRecord, AttemptResult, Usage } from "./types.js";
 
 export interface AttemptInput {
@@ -42,9 +42,6 @@ export interface AttemptInput {
   /** The bubblewrap program, checked before the run, for targets with sandbox: bwrap. */
   bwrap?: string;
 }
-
-/** The `tampered` entry of an agent that replaced its workspace folder itself (with a link). */
-export const WORKSPACE_REPLACED = "./";
 
 export const PROMPT_SEPARATOR = "\n\n";
 

@@ -7,6 +7,9 @@
 import type { Grading } from "../scorers/grading.js";
 import type { AgentRecord, AttemptStatus, FailureKind, FailureStage } from "./types.js";
 
+/** The `tampered` entry of an agent that replaced its workspace folder itself (with a link). */
+export const WORKSPACE_REPLACED = "./";
+
 export interface StageFacts {
   workspaceError?: string;
   setupError?: string;
@@ -40,7 +43,7 @@ export function decideStatus(f: StageFacts): StatusDecision {
     return { status: "error", failureStage: "setup", failureKind: "setup_error", message: f.setupError };
   // Tampering is certain whatever else happened: it is a failure of the agent, never an error that
   // on_error could retry or exclude (an agent cannot escape it by crashing afterwards).
-  if (f.tampered?.includes("./")) {
+  if (f.tampered?.includes(WORKSPACE_REPLACED)) {
     return {
       status: "failed",
       failureStage: "agent",
