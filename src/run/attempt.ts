@@ -5,6 +5,7 @@
  */
 import { chmod, copyFile, mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { formatSize } from "../config/size.js";
 import { agentFolder, type CaseSpec } from "../config/types.js";
 import { providerFor } from "../providers/index.js";
 import { sandboxedRunner } from "../sandbox/bwrap.js";
@@ -201,6 +202,11 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     for (const f of diff.removedSpecial) {
       warnings.push(
         `${f} was a special file (a FIFO or socket), which git cannot record: removed before scoring`,
+      );
+    }
+    for (const f of diff.oversize) {
+      warnings.push(
+        `${f.path} (${formatSize(f.bytes)}) is larger than limits.diff: not read, a placeholder stands for it in diff.patch`,
       );
     }
     facts.diffEmpty = diff.files.length === 0;

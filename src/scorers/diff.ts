@@ -1,6 +1,6 @@
 /** `diff`: the shape of the agent's change: which files, how many, how many lines. */
-import picomatch from "picomatch";
 import type { ScorerInput } from "../config/schema.js";
+import { pathMatcher } from "../workspace/path-glob.js";
 import type { Scorer, ScorerContext, ScorerResult } from "./types.js";
 
 export const diffScorer: Scorer = {
@@ -11,13 +11,13 @@ export const diffScorer: Scorer = {
     const problems: string[] = [];
     if (o.require_change && files.length === 0) problems.push("the agent changed no file");
     if (o.deny?.length) {
-      const deny = picomatch(o.deny, { dot: true });
+      const deny = pathMatcher(o.deny);
       const hit = touched.filter((p) => deny(p));
       if (hit.length)
         problems.push(`changed denied file${hit.length > 1 ? "s" : ""} ${hit.slice(0, 5).join(", ")}`);
     }
     if (o.allow?.length) {
-      const allow = picomatch(o.allow, { dot: true });
+      const allow = pathMatcher(o.allow);
       const outside = touched.filter((p) => !allow(p));
       if (outside.length)
         problems.push(

@@ -8,7 +8,8 @@ import path from "node:path";
 import { formatSize } from "../config/size.js";
 import type { PreparedBaseline } from "./baseline.js";
 import { copyTree } from "./copy.js";
-import { GitError, git, gitCapped } from "./git.js";
+import { GitError, git, gitBytes, gitCapped, nulInput, nulParts } from "./git.js";
+import { type OversizeFile, stageOversize } from "./oversize.js";
 
 /**
  * Copies the prepared tree (with its .git and the files setup left untracked or ignored) to
@@ -42,6 +43,8 @@ export interface CapturedDiff {
   deletions: number;
   /** Special files (FIFOs, sockets) the agent left in place of tracked files, removed: git cannot record them. */
   removedSpecial: string[];
+  /** Files over the limit, never read: a placeholder naming the size stands for each (oversize.ts). */
+  oversize: OversizeFile[];
 }
 
 /**
@@ -112,12 +115,14 @@ export async function captureDiff(
     GIT_LITERAL_PATHSPECS: "1",
   };
   const opts = { cwd: workTree, env };
+  const oversize = await stageOversize(workTree, opts, maxPatchBytes);
   const removedSpecial = await addAll(workTree, opts);
   const hidden = await hiddenByAgent(baseline.dir, opts);
   if (hidden.length > 0) {
+    oversize.push(...(await stageOversize(workTree, opts, maxPatchBytes, hidden)));
     await git(["add", "-f", "--pathspec-from-file=-", "--pathspec-file-nul"], {
       ...opts,
-      input: `${hidden.join("\0")}\0`,
+      input: nulInput(hidden),
     });
   }
   const range = ["--cached", "-M", baseline.sha];
@@ -130,7 +135,16 @@ export async function captureDiff(
   const patch = truncated ? truncatePatch(head, totalBytes, maxPatchBytes) : head;
   // Every change, a mode change included, has a patch: an empty patch is an empty listing.
   if (totalBytes === 0)
-    return { patch, patchBytes: 0, truncated: false, files: [], additions: 0, deletions: 0, removedSpecial };
+    return {
+      patch,
+      patchBytes: 0,
+      truncated: false,
+      files: [],
+      additions: 0,
+      deletions: 0,
+      removedSpecial,
+      oversize,
+    };
   // One call for both listings: raw records first, then numstat records.
   const listing = await git(["diff", ...range, "--raw", "--numstat", "-z", "--no-abbrev"], opts);
   const parts = listing.split("\0");
@@ -144,51 +158,69 @@ export async function captureDiff(
     additions: files.reduce((a, f) => a + f.additions, 0),
     deletions: files.reduce((a, f) => a + f.deletions, 0),
     removedSpecial,
+    oversize,
   };
 }
 
-const nulList = (out: string) => out.split("\0").filter(Boolean);
+/**
+ * The ignored files inside folder `dir`. A name that is not UTF-8 cannot be passed as an argument
+ * intact, so such a folder is found in the listing of the whole tree instead.
+ */
+async function ignoredInside(
+  dir: Buffer,
+  others: string[],
+  opts: { cwd: string; env: Record<string, string> },
+): Promise<Buffer[]> {
+  const name = dir.toString("utf8");
+  if (Buffer.from(name).equals(dir)) return nulParts(await gitBytes([...others, "--", name], opts));
+  const all = nulParts(await gitBytes(others, opts));
+  return all.filter((f) => f.subarray(0, dir.length).equals(dir));
+}
+
+/** A name as a lossless key (one character per byte): names need not be UTF-8. */
+const key = (name: Buffer) => name.toString("latin1");
 
 /** Which of `paths` the baseline's own ignore rules (its .gitignore files) ignore. */
-async function ignoredByBaseline(baselineDir: string, env: Record<string, string>, paths: string[]) {
+async function ignoredByBaseline(baselineDir: string, env: Record<string, string>, paths: Buffer[]) {
   if (paths.length === 0) return new Set<string>();
-  const out = await git(["check-ignore", "-z", "--stdin", "--no-index"], {
+  const out = await gitBytes(["check-ignore", "-z", "--stdin", "--no-index"], {
     cwd: baselineDir,
     // check-ignore takes paths, and refuses the literal-pathspec switch.
     env: { ...env, GIT_WORK_TREE: baselineDir, GIT_LITERAL_PATHSPECS: "0" },
-    input: `${paths.join("\0")}\0`,
+    input: nulInput(paths),
   }).catch((error: unknown) => {
     // Exit status 1: none of them is ignored.
-    if (error instanceof GitError && error.exitCode === 1) return "";
+    if (error instanceof GitError && error.exitCode === 1) return Buffer.alloc(0);
     throw error;
   });
-  return new Set(nulList(out));
+  return new Set(nulParts(out).map(key));
 }
 
 /**
  * New files the agent hid from `git add -A` with ignore rules of its own (a .gitignore that also
  * ignores itself leaves no trace in the diff): ignored in the workspace but not by the baseline's
- * rules. Folders ignored as a whole by the baseline (node_modules) are not walked.
+ * rules. Folders ignored as a whole by the baseline (node_modules) are not walked. Names are kept
+ * as bytes: one that is not UTF-8 must still name its file when it is added.
  */
 async function hiddenByAgent(
   baselineDir: string,
   opts: { cwd: string; env: Record<string, string> },
-): Promise<string[]> {
+): Promise<Buffer[]> {
   const others = ["ls-files", "-z", "--others", "--ignored", "--exclude-standard"];
-  const listed = nulList(await git([...others, "--directory"], opts));
+  const listed = nulParts(await gitBytes([...others, "--directory"], opts));
   const skip = await ignoredByBaseline(baselineDir, opts.env, listed);
-  const out = new Set<string>();
+  const out = new Map<string, Buffer>();
   for (const p of listed) {
-    if (skip.has(p)) continue;
-    if (!p.endsWith("/")) {
-      out.add(p);
+    if (skip.has(key(p))) continue;
+    if (p[p.length - 1] !== 0x2f) {
+      out.set(key(p), p);
       continue;
     }
-    const inner = nulList(await git([...others, "--", p], opts));
+    const inner = await ignoredInside(p, others, opts);
     const innerSkip = await ignoredByBaseline(baselineDir, opts.env, inner);
-    for (const f of inner) if (!innerSkip.has(f)) out.add(f);
+    for (const f of inner) if (!innerSkip.has(key(f))) out.set(key(f), f);
   }
-  return [...out];
+  return [...out.values()];
 }
 
 /**
@@ -254,8 +286,9 @@ function applyNumstat(files: ChangedFile[], parts: string[]): void {
   for (let i = 0; i < parts.length; i++) {
     const entry = parts[i]!;
     if (!entry) continue;
-    const [add, del, name] = entry.split("\t");
-    let target = name ?? "";
+    // The path itself may hold tabs: only the first two split.
+    const [add, del] = entry.split("\t", 2);
+    let target = entry.slice(`${add}\t${del}\t`.length);
     if (target === "") {
       i += 2;
       target = parts[i] ?? "";

@@ -96,6 +96,30 @@ export async function git(args: readonly string[], opts: GitOptions = {}): Promi
   return typeof out === "string" ? out : out.toString("utf8");
 }
 
+/** Runs git and returns its output as bytes (file names that are not UTF-8 survive). */
+export async function gitBytes(args: readonly string[], opts: GitOptions = {}): Promise<Buffer> {
+  const out = await gitRaw(args, { ...opts, binary: true });
+  // execa gives a Uint8Array; callers compare and slice it as a Buffer.
+  return typeof out === "string" ? Buffer.from(out) : Buffer.from(out.buffer, out.byteOffset, out.byteLength);
+}
+
+/** The parts of NUL-separated git output (`-z`), as bytes; empty parts dropped. */
+export function nulParts(out: Buffer): Buffer[] {
+  const parts: Buffer[] = [];
+  let start = 0;
+  for (let i = out.indexOf(0); i >= 0; i = out.indexOf(0, start)) {
+    if (i > start) parts.push(out.subarray(start, i));
+    start = i + 1;
+  }
+  if (start < out.length) parts.push(out.subarray(start));
+  return parts;
+}
+
+/** NUL-terminated input for git's `-z` options. */
+export function nulInput(parts: readonly Buffer[]): Buffer {
+  return Buffer.concat(parts.flatMap((p) => [p, Buffer.from([0])]));
+}
+
 async function gitRaw(args: readonly string[], opts: GitOptions): Promise<string | Buffer> {
   const full = [...SAFE_CONFIG, ...args];
   const result = await execa("git", full, {

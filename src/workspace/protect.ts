@@ -21,8 +21,11 @@ import {
 import path from "node:path";
 import picomatch from "picomatch";
 import type { VerifierSpec } from "../config/types.js";
+import { pathMatcher } from "./path-glob.js";
 
 interface Entry {
+  /** The path relative to the tree, byte for byte (a name need not be UTF-8). */
+  name: Buffer;
   kind: "file" | "symlink" | "dir" | "other";
   mode: number;
   size: number;
@@ -38,8 +41,7 @@ function kindOf(s: Stats): Entry["kind"] {
 /** Matches a protected glob, or anything below a folder a glob names ("test" protects test/**). */
 export function protectedMatcher(globs: readonly string[]): (rel: string) => boolean {
   const patterns = globs.flatMap((g) => (g.endsWith("/**") ? [g] : [g, `${g.replace(/\/+$/, "")}/**`]));
-  const isMatch = picomatch(patterns, { dot: true });
-  return (rel) => isMatch(rel);
+  return pathMatcher(patterns);
 }
 
 /** Whether anything below folder `rel` could match one of the globs (so the walk can skip it). */
@@ -49,39 +51,48 @@ function mayHoldMatches(globs: readonly string[]): (rel: string) => boolean {
     bases.some((b) => b === "" || b === rel || rel.startsWith(`${b}/`) || b.startsWith(`${rel}/`));
 }
 
-async function readDir(abs: string): Promise<Dirent[]> {
+/** `root` joined with the exact bytes of `name`. */
+const under = (root: string, name: Buffer) =>
+  name.length === 0 ? Buffer.from(root) : Buffer.concat([Buffer.from(`${root}/`), name]);
+
+async function readDir(abs: Buffer): Promise<Dirent<Buffer>[]> {
   try {
-    return await readdir(abs, { withFileTypes: true });
+    return await readdir(abs, { withFileTypes: true, encoding: "buffer" });
   } catch (error) {
     // An agent may have taken away the permission to read a folder: give it back and look again.
     if ((error as NodeJS.ErrnoException).code !== "EACCES") throw error;
     await chmod(abs, 0o755);
-    return readdir(abs, { withFileTypes: true });
+    return readdir(abs, { withFileTypes: true, encoding: "buffer" });
   }
 }
 
-/** Every protected entry of a tree (never following symlinks, never inside the top .git). */
+/**
+ * Every protected entry of a tree (never following symlinks, never inside the top .git), keyed by
+ * its exact bytes (one character per byte). Globs match the UTF-8 reading of the name; a name that
+ * is not UTF-8 keeps its own key, so two such names never stand for each other.
+ */
 async function walk(root: string, globs: readonly string[]): Promise<Map<string, Entry>> {
   const matches = protectedMatcher(globs);
   const descend = mayHoldMatches(globs);
   const out = new Map<string, Entry>();
-  const visit = async (relDir: string): Promise<void> => {
-    for (const d of await readDir(path.join(root, relDir))) {
-      const rel = relDir ? `${relDir}/${d.name}` : d.name;
+  const visit = async (relDir: Buffer): Promise<void> => {
+    for (const d of await readDir(under(root, relDir))) {
+      const name = relDir.length ? Buffer.concat([relDir, Buffer.from("/"), d.name]) : d.name;
+      const rel = name.toString("utf8");
       if (rel === ".git") continue;
       const isDir = d.isDirectory();
       if (matches(rel)) {
-        const s = await lstat(path.join(root, rel));
-        out.set(rel, { kind: kindOf(s), mode: s.mode & 0o7777, size: s.size });
+        const s = await lstat(under(root, name));
+        out.set(name.toString("latin1"), { name, kind: kindOf(s), mode: s.mode & 0o7777, size: s.size });
       }
-      if (isDir && descend(rel)) await visit(rel);
+      if (isDir && descend(rel)) await visit(name);
     }
   };
-  await visit("");
+  await visit(Buffer.alloc(0));
   return out;
 }
 
-async function sameContent(a: string, b: string, entry: Entry): Promise<boolean> {
+async function sameContent(a: Buffer, b: Buffer, entry: Entry): Promise<boolean> {
   if (entry.kind === "symlink") return (await readlink(a)) === (await readlink(b));
   if (entry.kind !== "file") return true;
   const [x, y] = await Promise.all([readFile(a), readFile(b)]);
@@ -92,11 +103,11 @@ async function sameContent(a: string, b: string, entry: Entry): Promise<boolean>
  * Makes every folder on the way to `rel` inside `root` a real folder: a file or symlink the agent
  * put in the way is removed, so nothing is ever written through a symlink out of the workspace.
  */
-async function realParents(root: string, rel: string): Promise<void> {
-  const parts = rel.split("/").slice(0, -1);
-  let at = root;
+async function realParents(root: string, rel: Buffer | string): Promise<void> {
+  const parts = (typeof rel === "string" ? Buffer.from(rel) : rel).toString("latin1").split("/").slice(0, -1);
+  let at = Buffer.from(root);
   for (const part of parts) {
-    at = path.join(at, part);
+    at = Buffer.concat([at, Buffer.from(`/${part}`, "latin1")]);
     const s = await lstat(at).catch(() => undefined);
     if (s?.isDirectory()) continue;
     if (s) await rm(at, { recursive: true, force: true });
@@ -104,10 +115,10 @@ async function realParents(root: string, rel: string): Promise<void> {
   }
 }
 
-async function putBack(baseline: string, ws: string, rel: string, entry: Entry): Promise<void> {
-  await realParents(ws, rel);
-  const dest = path.join(ws, rel);
-  const from = path.join(baseline, rel);
+async function putBack(baseline: string, ws: string, entry: Entry): Promise<void> {
+  await realParents(ws, entry.name);
+  const dest = under(ws, entry.name);
+  const from = under(baseline, entry.name);
   if (entry.kind === "dir") {
     const s = await lstat(dest).catch(() => undefined);
     if (!s?.isDirectory()) {
@@ -138,17 +149,14 @@ export async function restoreProtected(
   if (globs.length === 0) return [];
   const [before, after] = await Promise.all([walk(baseline, globs), walk(ws, globs)]);
   const changed = new Set<string>();
-  const label = (rel: string, e: Entry) => (e.kind === "dir" ? `${rel}/` : rel);
+  // Names are shown as UTF-8 (a byte that is not becomes U+FFFD).
+  const label = (e: Entry) => `${e.name.toString("utf8")}${e.kind === "dir" ? "/" : ""}`;
   // Added by the agent: removed, deepest first.
   for (const [rel, e] of [...after].reverse()) {
     if (before.has(rel)) continue;
-    if (e.kind === "dir") {
-      // A new folder only matters for what is in it, which is listed on its own.
-      await rm(path.join(ws, rel), { recursive: true, force: true });
-      continue;
-    }
-    changed.add(label(rel, e));
-    await rm(path.join(ws, rel), { recursive: true, force: true });
+    await rm(under(ws, e.name), { recursive: true, force: true });
+    // A new folder only matters for what is in it, which is listed on its own.
+    if (e.kind !== "dir") changed.add(label(e));
   }
   // Changed or removed: put back, parents first.
   for (const [rel, b] of before) {
@@ -158,11 +166,11 @@ export async function restoreProtected(
       a.kind === b.kind &&
       a.mode === b.mode &&
       (b.kind === "dir" ||
-        (a.size === b.size && (await sameContent(path.join(ws, rel), path.join(baseline, rel), b))));
+        (a.size === b.size && (await sameContent(under(ws, b.name), under(baseline, b.name), b))));
     if (same) continue;
     // A folder that is gone is reported through the files it held.
-    if (!(b.kind === "dir" && a === undefined)) changed.add(label(rel, b));
-    await putBack(baseline, ws, rel, b);
+    if (!(b.kind === "dir" && a === undefined)) changed.add(label(b));
+    await putBack(baseline, ws, b);
   }
   return [...changed].sort();
 }

@@ -19,7 +19,8 @@ describe("limits on the evidence an attempt keeps", () => {
     "project/README.md": "hi\n",
     // 3 MiB of text in a new file, and 1 MiB printed.
     "agents/big.sh": `#!/bin/sh
-node -e 'for (let i = 0; i < 30000; i++) console.log(String(i).padStart(8, "0") + " " + "x".repeat(95))' > big.txt
+# Four files each under limits.diff (a larger one would not be read at all), 3 MB together.
+for f in 0 1 2 3; do node -e 'for (let i = 0; i < 7500; i++) console.log(String(i).padStart(8, "0") + " " + "x".repeat(95))' > big-$f.txt; done
 node -e 'for (let i = 0; i < 16000; i++) console.log("line " + i + " " + "y".repeat(58))'
 echo "LAST LINE"
 `,
