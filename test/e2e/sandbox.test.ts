@@ -117,7 +117,9 @@ tests:
         const log = logOf(target, n);
         expect(log.workspace).toBe("ok");
         expect(log.home).toBe("ok");
-        expect(log["own program"]).toBe("EROFS");
+        // Refused by the read-only mount; while the other attempt is exec'ing the same script the
+        // kernel may refuse it first as a busy text file. Either way nothing was written.
+        expect(["EROFS", "ETXTBSY"]).toContain(log["own program"]);
         expect(log.system).toBe("EROFS");
         expect(log["runner home"]).toBe("ENOENT");
       }
