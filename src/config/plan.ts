@@ -12,6 +12,7 @@ import { deniedVariable, EVALGATE_VARIABLES } from "../sandbox/env.js";
 import { scorerFor } from "../scorers/index.js";
 import {
   AGENT_PLACEHOLDERS,
+  evalDirProgram,
   programOf,
   programProblem,
   resolveAgentCommand,
@@ -20,6 +21,7 @@ import {
   UNQUOTABLE_HINT,
   unknownPlaceholders,
   unquotablePlaceholders,
+  usesPlaceholder,
   WORKSPACE_PLACEHOLDERS,
 } from "./commands.js";
 import { discoverEvalFiles } from "./discover.js";
@@ -341,6 +343,14 @@ class Planner {
     }
   }
 
+  /** A setup or scorer command starting a program `{EVAL_DIR}/…` that does not exist or cannot run. */
+  checkEvalDirProgram(src: YamlSource, at: PathKey[], command: Command, evalDir: string): void {
+    const program = evalDirProgram(command, evalDir);
+    const why = program ? programProblem(program) : undefined;
+    if (why)
+      this.problem(src, at, `the command cannot run: ${why}`, "{EVAL_DIR} is the folder of this eval file");
+  }
+
   /** A target's fixed `env:` values may not impersonate the runner's variables or evalgate's own. */
   checkFixedEnv(src: YamlSource, at: PathKey[], values: Record<string, string> | undefined): void {
     for (const name of Object.keys(values ?? {})) {
@@ -560,6 +570,7 @@ class Planner {
           );
         }
         this.checkQuotable(item.src, [...item.at, "run"], cmd);
+        this.checkEvalDirProgram(item.src, [...item.at, "run"], cmd, item.dir);
         this.checkPassthrough(item.src, [...item.at, "env_passthrough"], s.env_passthrough);
       }
       if (s.type === "file" && s.matches !== undefined) {
@@ -675,6 +686,9 @@ function timeoutsOf(t: Policy["timeouts"]): Timeouts {
 }
 
 /** Loads, validates and resolves the eval files under `opts.paths` into a Plan. Throws ConfigError. */
+/** Linux's limit on one command-line argument (MAX_ARG_STRLEN); a shell command is one argument. */
+const MAX_ARG_BYTES = 128 * 1024;
+
 export async function loadPlan(opts: PlanOptions): Promise<Plan> {
   const cwd = path.resolve(opts.cwd);
   const planner = new Planner(cwd, path.resolve(opts.projectRoot ?? cwd));
@@ -756,6 +770,7 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
   const seenIdentity = new Map<string, TestRecord>();
   const targetFilter = opts.targets && opts.targets.length > 0 ? new Set(opts.targets) : undefined;
   const allTargetNames = new Set<string>();
+  const unplanned = new Set<TargetSpec>();
   for (const rec of records) {
     const { test, owner } = rec;
     const label = `"${test.id}"`;
@@ -850,7 +865,11 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
       });
       targets = owner.targets.filter((t) => test.targets!.includes(t.name));
     }
-    if (!ws) continue;
+    if (!ws) {
+      // No case comes of this test, but its agents' programs are still checked with the rest.
+      for (const t of targets) if (!targetFilter || targetFilter.has(t.name)) unplanned.add(t);
+      continue;
+    }
     for (const target of targets) {
       if (target.provider === "reference" && !test.reference) {
         planner.problem(
@@ -873,6 +892,15 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
         continue;
       }
       seenIdentity.set(key, rec);
+      const promptBytes = Buffer.byteLength(instruction) + Buffer.byteLength(ws.setup.instructions ?? "");
+      if (target.command && usesPlaceholder(target.command, "PROMPT") && promptBytes > MAX_ARG_BYTES) {
+        planner.problem(
+          rec.src,
+          [...rec.at, test.instruction_file !== undefined ? "instruction_file" : "instruction"],
+          `the task of test ${label} is ${Math.ceil(promptBytes / 1024)} KiB, too long for the {PROMPT} of target "${target.name}": the system takes at most 128 KiB in one command-line argument`,
+          "pass the task to the agent through {PROMPT_FILE} instead",
+        );
+      }
       const spec: CaseSpec = {
         identity,
         key,
@@ -923,19 +951,18 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
   });
 
   // Programs of the selected agents must exist (presets' binaries are checked at run time).
-  const checked = new Set<TargetSpec>();
-  for (const c of opts.checkAgentPrograms === false ? [] : selected) {
-    const cmd = c.target.command;
-    if (!cmd || checked.has(c.target)) continue;
-    checked.add(c.target);
+  const toCheck = new Set([...selected.map((c) => c.target), ...unplanned]);
+  for (const target of opts.checkAgentPrograms === false ? [] : toCheck) {
+    const cmd = target.command;
+    if (!cmd) continue;
     const program = programOf(cmd);
     const why = program ? programProblem(program) : undefined;
-    const origin = planner.targetOrigins.get(c.target);
+    const origin = planner.targetOrigins.get(target);
     if (why && origin) {
       planner.problem(
         origin.src,
         [...origin.at, "command"],
-        `the agent command of target "${c.target.name}" cannot run: ${why}`,
+        `the agent command of target "${target.name}" cannot run: ${why}`,
         "a command starting with ./ is relative to the eval file's folder; other programs are looked up on PATH",
       );
     }

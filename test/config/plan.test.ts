@@ -395,5 +395,8 @@ tests:
     await expect(loadPlan({ cwd: dir, paths: ["nowhere"] })).rejects.toThrow(
       /nowhere: no such file, folder or matching glob/,
     );
+    await expect(loadPlan({ cwd: dir, paths: ["project/a.txt"] })).rejects.toThrow(
+      /project\/a\.txt: not an eval file \(eval files are YAML/,
+    );
   });
 });
