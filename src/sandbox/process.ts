@@ -263,15 +263,18 @@ export class ChildProcessRunner implements ProcessRunner {
 /** Why the system refused to start a program, in words that name the fix. */
 function spawnErrorOf(file: string, code: string, cwd: string): string {
   switch (code) {
-    case "ENOENT":
+    case "ENOENT": {
+      if (!existsSync(cwd)) return `the working folder ${cwd} does not exist`;
       // A script that exists but is "not found": its #! interpreter is missing.
-      if (file.includes("/") && existsSync(path.resolve(cwd, file))) {
+      const abs = path.resolve(cwd, file);
+      if (file.includes("/") && existsSync(abs)) {
         return (
-          crlfShebang(path.resolve(cwd, file)) ??
-          `${file}: the interpreter on its first line (#!) was not found`
+          crlfShebang(abs) ??
+          `${file}: the program it needs to start (the interpreter on its #! line) was not found`
         );
       }
       return `${file}: not found (cwd ${cwd})`;
+    }
     case "E2BIG":
       return `${file}: the command line is longer than the system allows (128 KiB for one argument): pass long text through {PROMPT_FILE} instead of {PROMPT}`;
     default:
