@@ -38,7 +38,8 @@ export async function readYaml(
     return undefined;
   }
   const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+  // merge: `<<: *defaults`, the YAML 1.1 merge key people share scorers and targets with.
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true, merge: true });
   if (doc.errors.length > 0) {
     for (const e of doc.errors) {
       const line = e.linePos?.[0]?.line ?? lines.linePos(e.pos[0]).line;

@@ -60,6 +60,32 @@ describe("loadPlan", () => {
     expect(c.timeouts.agentMs).toBe(20 * 60_000);
   });
 
+  it("shares settings through YAML anchors and merge keys (<<: *name)", async () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      ...PROJECT,
+      "x.eval.yaml": `targets: [{ name: none, provider: noop }]
+workspace: { seed: { path: project } }
+tests:
+  - id: a
+    instruction: go
+    scorers: [&unit { name: unit, type: command, run: "npm test", timeout: 1m }]
+  - id: b
+    instruction: go
+    scorers:
+      - <<: *unit
+        run: "npm run test:b"
+`,
+    });
+    const plan = await loadPlan({ cwd: dir, paths: ["."] });
+    const b = plan.cases.find((c) => c.identity.testId === "b")!;
+    expect(b.test.scorers[0]).toMatchObject({
+      name: "unit",
+      timeoutMs: 60_000,
+      options: { run: "npm run test:b" },
+    });
+  });
+
   it("reports malformed YAML with its line", async () => {
     const problems = await problemsOf({ "x.eval.yaml": "name: a\ntests:\n  - id: [unclosed\n" });
     expect(problems).toHaveLength(1);

@@ -295,6 +295,11 @@ ${extra}`;
     expect(r.stderr).toContain("never falls back to the default branch");
   });
 
+  it("a bundle folder that holds something already (run never writes over an earlier bundle)", () => {
+    const r = check({ "x.eval.yaml": base() }, /--out app exists and is not empty/, ["run", "--out", "app"]);
+    expect(r.stdout).not.toContain("attempt");
+  });
+
   it("an unknown flag value", () => {
     check({ "x.eval.yaml": base() }, /--repeat must be a whole number/, ["run", "--repeat", "0"]);
   });
