@@ -174,7 +174,7 @@ async function executeAndWrite(
       workRoot,
       runner: deps.runner,
       keepWorkspaces: opts.keepWorkspaces ?? false,
-      ...(bwrap ? { bwrap } : {}),
+      ...(bwrap ? { bwrap, bundleDir } : {}),
       hooks: {
         evidenceDir: (spec, dirName) => bundle.evidenceDir(spec, dirName),
         attemptStarted: () => deps.progress.attemptStarted(),
