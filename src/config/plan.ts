@@ -478,6 +478,7 @@ class Planner {
     for (const [i, v] of (verFrom.input?.verifiers ?? []).entries()) {
       const at = [...verFrom.at, "verifiers", i];
       const from = path.resolve(verFrom.dir, v.from);
+      // Both ends are checked, so a user fixing one does not meet the other's problem next.
       const toProblem = workspaceRelativeProblem(v.to);
       if (toProblem) {
         this.problem(
@@ -486,7 +487,6 @@ class Planner {
           `verifier destination "${v.to}" ${toProblem}`,
           "for example to: test/cart.test.js",
         );
-        continue;
       }
       if (!existsSync(from)) {
         this.problem(
@@ -506,6 +506,7 @@ class Planner {
         );
         continue;
       }
+      if (toProblem) continue;
       verifiers.push({ from, to: path.posix.normalize(v.to.replaceAll("\\", "/")).replace(/\/+$/, "") });
     }
     return { protected: [...globs], verifiers };

@@ -296,6 +296,7 @@ workspace:
     - { from: project/test/hidden.test.js, to: test/h.js }
     - { from: x.eval.yaml, to: ../escape.js }
     - { from: x.eval.yaml, to: .git/hooks/pre-commit }
+    - { from: verifiers/gone.js, to: ../gone.js }
 tests:
   - { id: a, instruction: x, scorers: [{ type: command, run: "true" }] }
 `,
@@ -308,6 +309,8 @@ tests:
       "7: workspace.verifiers[1].from: verifier project/test/hidden.test.js is inside the seed folder project, so the agent would see it",
       '8: workspace.verifiers[2].to: verifier destination "../escape.js" leaves the workspace',
       '9: workspace.verifiers[3].to: verifier destination ".git/hooks/pre-commit" is inside .git, which evalgate manages',
+      '10: workspace.verifiers[4].to: verifier destination "../gone.js" leaves the workspace',
+      "10: workspace.verifiers[4].from: verifier verifiers/gone.js does not exist",
     ]);
   });
 
