@@ -101,7 +101,7 @@ function redactingLogger(logger: Logger, r: Redactor): Logger {
 }
 
 export async function runEvals(opts: RunOptions, deps: RunDeps): Promise<RunOutcome> {
-  const plan = shardPlan(await loadPlan(opts), opts.shard);
+  const plan = shardPlan(await loadPlan({ ...opts, checkSecrets: true }), opts.shard);
   for (const note of plan.notes) deps.logger.info(`note: ${note}`);
   const baseline = opts.baseline ? await readBaseline(opts.baseline) : undefined;
   return runPlan(plan, opts, deps, baseline);

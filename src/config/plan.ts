@@ -77,6 +77,11 @@ export interface PlanOptions {
   concurrency?: number;
   /** Check that agent commands exist (default true; `validate --solvable` runs no agent). */
   checkAgentPrograms?: boolean;
+  /**
+   * Check that the variables evalgate itself reads (a judge's api_key_env) are set: a run checks,
+   * `validate` does not (files are often linted where the secrets are not).
+   */
+  checkSecrets?: boolean;
 }
 
 interface LoadedEval {
@@ -117,6 +122,7 @@ class Planner {
   readonly suiteFiles = new Set<string>();
   private readonly targetCache = new Map<LoadedEval, TargetSpec[]>();
   readonly targetOrigins = new WeakMap<TargetSpec, { src: YamlSource; at: PathKey[] }>();
+  readonly scorerOrigins = new WeakMap<ScorerSpec, { src: YamlSource; at: PathKey[] }>();
 
   constructor(
     readonly cwd: string,
@@ -599,7 +605,7 @@ class Planner {
       for (const p of scorerFor(s.type).check?.(s, item.dir) ?? []) {
         this.problem(item.src, [...item.at, ...(p.at ?? [])], p.message, p.hint);
       }
-      out.push({
+      const spec: ScorerSpec = {
         name,
         type: s.type,
         weight: weighted.length > 0 ? (s.weight ?? 0) : 1 / items.length,
@@ -607,7 +613,9 @@ class Planner {
         timeoutMs: s.timeout !== undefined ? parseDuration(s.timeout) : timeouts.scorerMs,
         evalDir: item.dir,
         options: s,
-      });
+      };
+      this.scorerOrigins.set(spec, { src: item.src, at: item.at });
+      out.push(spec);
     }
     return out;
   }
@@ -965,6 +973,21 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
         [...origin.at, "command"],
         `the agent command of target "${target.name}" cannot run: ${why}`,
         "a command starting with ./ is relative to the eval file's folder; other programs are looked up on PATH",
+      );
+    }
+  }
+
+  // A judge's key is read by evalgate: without it every attempt would run its agent, then error.
+  for (const c of opts.checkSecrets ? selected : []) {
+    for (const scorer of c.test.scorers) {
+      const name = scorer.options.type === "llm-judge" ? scorer.options.api_key_env : undefined;
+      const origin = planner.scorerOrigins.get(scorer);
+      if (!name || process.env[name] || !origin) continue;
+      planner.problem(
+        origin.src,
+        [...origin.at, "api_key_env"],
+        `${name} is not set, so the judge "${scorer.name}" cannot call its model`,
+        `set ${name} in evalgate's environment (in a workflow: env: { ${name}: \${{ secrets.${name} }} })`,
       );
     }
   }

@@ -295,6 +295,20 @@ ${extra}`;
     expect(r.stderr).toContain("never falls back to the default branch");
   });
 
+  it("a judge whose api_key_env is not set: run stops before any agent runs, validate does not need it", () => {
+    const judge = "scorers: [{ type: llm-judge, model: m, rubric: r, api_key_env: EVALGATE_TEST_UNSET_KEY }]";
+    const files = { "x.eval.yaml": base().replace('scorers: [{ type: command, run: "true" }]', judge) };
+    const r = check(
+      files,
+      /x\.eval\.yaml:7: tests\[0\]\.scorers\[0\]\.api_key_env: EVALGATE_TEST_UNSET_KEY is not set, so the judge "llm-judge" cannot call its model/,
+    );
+    expect(r.stdout).not.toContain("attempt");
+    const dir = tempDir();
+    writeFiles(dir, { "app/x.txt": "x\n", "agent.sh": "#!/bin/sh\ntrue\n", ...files });
+    sh("chmod +x agent.sh", dir);
+    expect(runCli(["validate"], dir).code).toBe(0);
+  });
+
   it("a bundle folder that holds something already (run never writes over an earlier bundle)", () => {
     const r = check({ "x.eval.yaml": base() }, /--out app exists and is not empty/, ["run", "--out", "app"]);
     expect(r.stdout).not.toContain("attempt");
