@@ -12,7 +12,7 @@ import { type Bundle, BundleError, readBundle, rowKey } from "./bundle/read.js";
 import { writeReports } from "./bundle/reports.js";
 import { buildSummary, gateFromRows, wireEvals } from "./bundle/summary.js";
 import type { WireIndexRow, WireSummary } from "./bundle/wire.js";
-import { BundleWriter, type FinishedCase } from "./bundle/write.js";
+import { BundleWriter, checkNewBundleFolder, type FinishedCase } from "./bundle/write.js";
 import { UsageError } from "./config/errors.js";
 import { loadPlan, type PlanOptions } from "./config/plan.js";
 import { identityKey, type Plan } from "./config/types.js";
@@ -101,7 +101,7 @@ function redactingLogger(logger: Logger, r: Redactor): Logger {
 }
 
 export async function runEvals(opts: RunOptions, deps: RunDeps): Promise<RunOutcome> {
-  const plan = shardPlan(await loadPlan(opts), opts.shard);
+  const plan = shardPlan(await loadPlan({ ...opts, checkSecrets: true }), opts.shard);
   for (const note of plan.notes) deps.logger.info(`note: ${note}`);
   const baseline = opts.baseline ? await readBaseline(opts.baseline) : undefined;
   return runPlan(plan, opts, deps, baseline);
@@ -162,6 +162,7 @@ async function executeAndWrite(
   const workRoot = path.resolve(
     opts.workDir ?? path.join(process.env.RUNNER_TEMP || os.tmpdir(), `evalgate-${runId}`),
   );
+  if (opts.out !== undefined) await checkNewBundleFolder(bundleDir, opts.out);
   const bundle = new BundleWriter(bundleDir, redactor);
   await bundle.init();
 
@@ -173,7 +174,7 @@ async function executeAndWrite(
       workRoot,
       runner: deps.runner,
       keepWorkspaces: opts.keepWorkspaces ?? false,
-      ...(bwrap ? { bwrap } : {}),
+      ...(bwrap ? { bwrap, bundleDir } : {}),
       hooks: {
         evidenceDir: (spec, dirName) => bundle.evidenceDir(spec, dirName),
         attemptStarted: () => deps.progress.attemptStarted(),

@@ -63,7 +63,10 @@ export function solvabilityPlan(plan: Plan, attempts: number): Plan {
 
 export async function checkSolvability(opts: SolvableOptions, deps: RunDeps): Promise<SolvabilityReport> {
   // The eval files' own agents do not run here, so they need not be installed.
-  const plan = solvabilityPlan(await loadPlan({ ...opts, checkAgentPrograms: false }), opts.attempts);
+  const plan = solvabilityPlan(
+    await loadPlan({ ...opts, checkAgentPrograms: false, checkSecrets: true }),
+    opts.attempts,
+  );
   for (const note of plan.notes) deps.logger.info(`note: ${note}`);
   const temp = opts.out ? undefined : await mkdtemp(path.join(os.tmpdir(), "evalgate-solvable-"));
   try {

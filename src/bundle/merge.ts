@@ -2,7 +2,7 @@
  * Shards of one run → one bundle. The gate is decided again over all cases, so the merged verdict
  * is the verdict the whole run would have had.
  */
-import { cp, mkdir, readdir, stat, writeFile } from "node:fs/promises";
+import { cp, mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { UsageError } from "../config/errors.js";
 import { applyBaseline, comparisonSummary } from "./compare.js";
@@ -10,7 +10,7 @@ import { type Bundle, readBundle, rowKey } from "./read.js";
 import { writeReports } from "./reports.js";
 import { buildSummary, gateFromRows, type WireEval } from "./summary.js";
 import type { WireIndexRow, WireSummary } from "./wire.js";
-import { writeJson } from "./write.js";
+import { checkNewBundleFolder, writeJson } from "./write.js";
 
 export interface MergeOptions {
   bundles: string[];
@@ -18,15 +18,6 @@ export interface MergeOptions {
   baseline?: Bundle;
   runId: string;
   version: string;
-}
-
-async function isEmptyOrMissing(dir: string): Promise<boolean> {
-  try {
-    if (!(await stat(dir)).isDirectory()) return false;
-    return (await readdir(dir)).length === 0;
-  } catch {
-    return true;
-  }
 }
 
 /** Checks that `shards` are the complete, distinct shards of one run. */
@@ -63,7 +54,7 @@ export async function mergeBundles(
   const shards = await Promise.all(opts.bundles.map((b) => readBundle(b)));
   checkShards(shards);
   const out = path.resolve(opts.out);
-  if (!(await isEmptyOrMissing(out))) throw new UsageError(`--out ${opts.out} exists and is not empty`);
+  await checkNewBundleFolder(out, opts.out);
   await mkdir(out, { recursive: true });
 
   const rows: WireIndexRow[] = [];

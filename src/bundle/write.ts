@@ -1,7 +1,8 @@
 /** Writing the run bundle: attempt records as they finish, then case summaries, index and summary. */
 import { createHash } from "node:crypto";
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, readdir, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { UsageError } from "../config/errors.js";
 import type { CaseSpec, Identity } from "../config/types.js";
 import type { CaseDecision } from "../gate/case.js";
 import type { CaseChange } from "../gate/compare.js";
@@ -46,6 +47,26 @@ export interface FinishedCase {
   tries: AttemptResult[];
   decision: CaseDecision;
   change: CaseChange | null;
+}
+
+/**
+ * A bundle is written into a new or empty folder only: written over an earlier bundle it would mix
+ * the two runs' evidence (an old run-3/ beside a new run-1/), and --out . would litter a checkout.
+ */
+export async function checkNewBundleFolder(dir: string, shown: string): Promise<void> {
+  let entries: string[];
+  try {
+    if (!(await stat(dir)).isDirectory()) throw new UsageError(`--out ${shown} is a file, not a folder`);
+    entries = await readdir(dir);
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    return;
+  }
+  if (entries.length > 0) {
+    throw new UsageError(
+      `--out ${shown} exists and is not empty (a bundle is never written over another): give a new folder, or remove this one`,
+    );
+  }
 }
 
 /**

@@ -1,5 +1,5 @@
 /** Commands in eval files: shape, placeholders, and whether the program exists. */
-import { accessSync, constants, statSync } from "node:fs";
+import { accessSync, closeSync, constants, openSync, readSync, statSync } from "node:fs";
 import path from "node:path";
 import { didYouMean } from "./errors.js";
 import type { Command } from "./types.js";
@@ -17,6 +17,10 @@ export const WORKSPACE_PLACEHOLDERS = ["WORKSPACE", "EVAL_DIR"] as const;
 
 export function toCommand(value: string | string[]): Command {
   return typeof value === "string" ? { shell: value } : { argv: [...value] };
+}
+
+export function usesPlaceholder(command: Command, name: string): boolean {
+  return ("shell" in command ? [command.shell] : command.argv).some((a) => a.includes(`{${name}}`));
 }
 
 /** Placeholders like `{PROMT}` that are not known: returned with a suggestion. */
@@ -101,6 +105,17 @@ function besideEvalFile(program: string, evalDir: string): string | undefined {
   return undefined;
 }
 
+/**
+ * For setup and scorer commands, which run in the workspace: the absolute path of a program named
+ * `{EVAL_DIR}/…` (a file beside the eval file, known before the run), else undefined.
+ */
+export function evalDirProgram(command: Command, evalDir: string): string | undefined {
+  const first = "argv" in command ? command.argv[0] : command.shell.trimStart().split(/\s/)[0];
+  return first?.startsWith("{EVAL_DIR}/") && !first.slice(1).includes("{")
+    ? besideEvalFile(first, evalDir)
+    : undefined;
+}
+
 /** A preset's `bin:`: `./` and `../` are relative to the eval file's folder, like agent commands. */
 export function resolveBin(bin: string, evalDir: string): string {
   return bin.startsWith("./") || bin.startsWith("../") ? path.resolve(evalDir, bin) : bin;
@@ -128,7 +143,8 @@ export function findProgram(program: string, envPath = process.env.PATH ?? ""): 
 
 /** Explains why a program cannot be run, or returns undefined when it can. */
 export function programProblem(program: string): string | undefined {
-  if (findProgram(program)) return undefined;
+  const found = findProgram(program);
+  if (found) return crlfShebang(found);
   if (program.includes("/")) {
     try {
       const s = statSync(program);
@@ -139,6 +155,30 @@ export function programProblem(program: string): string | undefined {
     }
   }
   return `"${program}" was not found on PATH`;
+}
+
+/**
+ * A script saved with Windows line endings names its interpreter as `/bin/sh\r`, which the system
+ * reports as the script itself being "not found": say what is really wrong.
+ */
+export function crlfShebang(file: string): string | undefined {
+  const head = Buffer.alloc(256);
+  let n = 0;
+  try {
+    const fd = openSync(file, "r");
+    try {
+      n = readSync(fd, head, 0, head.length, 0);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return undefined;
+  }
+  const text = head.subarray(0, n).toString("latin1");
+  const eol = text.indexOf("\n");
+  if (!text.startsWith("#!") || eol < 0 || text[eol - 1] !== "\r") return undefined;
+  const interpreter = text.slice(2, eol - 1).trim();
+  return `${file} has Windows line endings (CRLF), so its first line asks for the interpreter "${interpreter}\\r", which does not exist (convert the file with dos2unix or sed -i 's/\\r$//')`;
 }
 
 /** Quotes a value for POSIX sh. */

@@ -24,8 +24,15 @@ export async function discoverEvalFiles(inputs: readonly string[], cwd: string):
       kind = "missing";
     }
     let matches: string[] = [];
-    if (kind === "file") matches = [abs];
-    else if (kind === "dir") {
+    if (kind === "file") {
+      // A file named on purpose need not be called *.eval.yaml, but it must be YAML: reading
+      // anything else as an eval file only lists its lines as unknown keys.
+      if (/\.ya?ml$/i.test(abs)) matches = [abs];
+      else {
+        problems.push(`${input}: not an eval file (eval files are YAML: *.eval.yaml or *.eval.yml)`);
+        continue;
+      }
+    } else if (kind === "dir") {
       matches = await glob(EVAL_FILE_GLOB, { cwd: abs, absolute: true, ignore: SKIPPED_FOLDERS, dot: true });
     } else if (isDynamicPattern(input)) {
       matches = await glob(input, { cwd, absolute: true, ignore: SKIPPED_FOLDERS, dot: true });

@@ -6,6 +6,7 @@ import { readFile } from "node:fs/promises";
 import { type Document, isMap, isPair, isScalar, LineCounter, type Node, parseDocument } from "yaml";
 import { z } from "zod";
 import { type ConfigProblem, didYouMean, type ProblemList } from "./errors.js";
+import { SLUG_RULE, suggestSlug } from "./schema.js";
 
 export type PathKey = string | number;
 
@@ -37,7 +38,8 @@ export async function readYaml(
     return undefined;
   }
   const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+  // merge: `<<: *defaults`, the YAML 1.1 merge key people share scorers and targets with.
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true, merge: true });
   if (doc.errors.length > 0) {
     for (const e of doc.errors) {
       const line = e.linePos?.[0]?.line ?? lines.linePos(e.pos[0]).line;
@@ -262,8 +264,16 @@ function describeIssue(
         },
       ];
     }
-    case "invalid_format":
-      return [{ ...at(), message: `${typeName(here)} is not ${issue.message}` }];
+    case "invalid_format": {
+      const slug = issue.message === SLUG_RULE && typeof here === "string" ? suggestSlug(here) : undefined;
+      return [
+        {
+          ...at(),
+          message: `${typeName(here)} is not ${issue.message}`,
+          ...(slug && { hint: `for example "${slug}"` }),
+        },
+      ];
+    }
     case "too_small":
     case "too_big": {
       const bound = issue.code === "too_small" ? "at least" : "at most";

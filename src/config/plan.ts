@@ -12,6 +12,7 @@ import { deniedVariable, EVALGATE_VARIABLES } from "../sandbox/env.js";
 import { scorerFor } from "../scorers/index.js";
 import {
   AGENT_PLACEHOLDERS,
+  evalDirProgram,
   programOf,
   programProblem,
   resolveAgentCommand,
@@ -20,6 +21,7 @@ import {
   UNQUOTABLE_HINT,
   unknownPlaceholders,
   unquotablePlaceholders,
+  usesPlaceholder,
   WORKSPACE_PLACEHOLDERS,
 } from "./commands.js";
 import { discoverEvalFiles } from "./discover.js";
@@ -75,6 +77,11 @@ export interface PlanOptions {
   concurrency?: number;
   /** Check that agent commands exist (default true; `validate --solvable` runs no agent). */
   checkAgentPrograms?: boolean;
+  /**
+   * Check that the variables evalgate itself reads (a judge's api_key_env) are set: a run checks,
+   * `validate` does not (files are often linted where the secrets are not).
+   */
+  checkSecrets?: boolean;
 }
 
 interface LoadedEval {
@@ -115,6 +122,7 @@ class Planner {
   readonly suiteFiles = new Set<string>();
   private readonly targetCache = new Map<LoadedEval, TargetSpec[]>();
   readonly targetOrigins = new WeakMap<TargetSpec, { src: YamlSource; at: PathKey[] }>();
+  readonly scorerOrigins = new WeakMap<ScorerSpec, { src: YamlSource; at: PathKey[] }>();
 
   constructor(
     readonly cwd: string,
@@ -341,6 +349,14 @@ class Planner {
     }
   }
 
+  /** A setup or scorer command starting a program `{EVAL_DIR}/…` that does not exist or cannot run. */
+  checkEvalDirProgram(src: YamlSource, at: PathKey[], command: Command, evalDir: string): void {
+    const program = evalDirProgram(command, evalDir);
+    const why = program ? programProblem(program) : undefined;
+    if (why)
+      this.problem(src, at, `the command cannot run: ${why}`, "{EVAL_DIR} is the folder of this eval file");
+  }
+
   /** A target's fixed `env:` values may not impersonate the runner's variables or evalgate's own. */
   checkFixedEnv(src: YamlSource, at: PathKey[], values: Record<string, string> | undefined): void {
     for (const name of Object.keys(values ?? {})) {
@@ -468,6 +484,7 @@ class Planner {
     for (const [i, v] of (verFrom.input?.verifiers ?? []).entries()) {
       const at = [...verFrom.at, "verifiers", i];
       const from = path.resolve(verFrom.dir, v.from);
+      // Both ends are checked, so a user fixing one does not meet the other's problem next.
       const toProblem = workspaceRelativeProblem(v.to);
       if (toProblem) {
         this.problem(
@@ -476,7 +493,6 @@ class Planner {
           `verifier destination "${v.to}" ${toProblem}`,
           "for example to: test/cart.test.js",
         );
-        continue;
       }
       if (!existsSync(from)) {
         this.problem(
@@ -496,6 +512,7 @@ class Planner {
         );
         continue;
       }
+      if (toProblem) continue;
       verifiers.push({ from, to: path.posix.normalize(v.to.replaceAll("\\", "/")).replace(/\/+$/, "") });
     }
     return { protected: [...globs], verifiers };
@@ -560,6 +577,7 @@ class Planner {
           );
         }
         this.checkQuotable(item.src, [...item.at, "run"], cmd);
+        this.checkEvalDirProgram(item.src, [...item.at, "run"], cmd, item.dir);
         this.checkPassthrough(item.src, [...item.at, "env_passthrough"], s.env_passthrough);
       }
       if (s.type === "file" && s.matches !== undefined) {
@@ -587,7 +605,7 @@ class Planner {
       for (const p of scorerFor(s.type).check?.(s, item.dir) ?? []) {
         this.problem(item.src, [...item.at, ...(p.at ?? [])], p.message, p.hint);
       }
-      out.push({
+      const spec: ScorerSpec = {
         name,
         type: s.type,
         weight: weighted.length > 0 ? (s.weight ?? 0) : 1 / items.length,
@@ -595,7 +613,9 @@ class Planner {
         timeoutMs: s.timeout !== undefined ? parseDuration(s.timeout) : timeouts.scorerMs,
         evalDir: item.dir,
         options: s,
-      });
+      };
+      this.scorerOrigins.set(spec, { src: item.src, at: item.at });
+      out.push(spec);
     }
     return out;
   }
@@ -675,6 +695,9 @@ function timeoutsOf(t: Policy["timeouts"]): Timeouts {
 }
 
 /** Loads, validates and resolves the eval files under `opts.paths` into a Plan. Throws ConfigError. */
+/** Linux's limit on one command-line argument (MAX_ARG_STRLEN); a shell command is one argument. */
+const MAX_ARG_BYTES = 128 * 1024;
+
 export async function loadPlan(opts: PlanOptions): Promise<Plan> {
   const cwd = path.resolve(opts.cwd);
   const planner = new Planner(cwd, path.resolve(opts.projectRoot ?? cwd));
@@ -756,6 +779,7 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
   const seenIdentity = new Map<string, TestRecord>();
   const targetFilter = opts.targets && opts.targets.length > 0 ? new Set(opts.targets) : undefined;
   const allTargetNames = new Set<string>();
+  const unplanned = new Set<TargetSpec>();
   for (const rec of records) {
     const { test, owner } = rec;
     const label = `"${test.id}"`;
@@ -850,7 +874,11 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
       });
       targets = owner.targets.filter((t) => test.targets!.includes(t.name));
     }
-    if (!ws) continue;
+    if (!ws) {
+      // No case comes of this test, but its agents' programs are still checked with the rest.
+      for (const t of targets) if (!targetFilter || targetFilter.has(t.name)) unplanned.add(t);
+      continue;
+    }
     for (const target of targets) {
       if (target.provider === "reference" && !test.reference) {
         planner.problem(
@@ -873,6 +901,15 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
         continue;
       }
       seenIdentity.set(key, rec);
+      const promptBytes = Buffer.byteLength(instruction) + Buffer.byteLength(ws.setup.instructions ?? "");
+      if (target.command && usesPlaceholder(target.command, "PROMPT") && promptBytes > MAX_ARG_BYTES) {
+        planner.problem(
+          rec.src,
+          [...rec.at, test.instruction_file !== undefined ? "instruction_file" : "instruction"],
+          `the task of test ${label} is ${Math.ceil(promptBytes / 1024)} KiB, too long for the {PROMPT} of target "${target.name}": the system takes at most 128 KiB in one command-line argument`,
+          "pass the task to the agent through {PROMPT_FILE} instead",
+        );
+      }
       const spec: CaseSpec = {
         identity,
         key,
@@ -923,20 +960,34 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
   });
 
   // Programs of the selected agents must exist (presets' binaries are checked at run time).
-  const checked = new Set<TargetSpec>();
-  for (const c of opts.checkAgentPrograms === false ? [] : selected) {
-    const cmd = c.target.command;
-    if (!cmd || checked.has(c.target)) continue;
-    checked.add(c.target);
+  const toCheck = new Set([...selected.map((c) => c.target), ...unplanned]);
+  for (const target of opts.checkAgentPrograms === false ? [] : toCheck) {
+    const cmd = target.command;
+    if (!cmd) continue;
     const program = programOf(cmd);
     const why = program ? programProblem(program) : undefined;
-    const origin = planner.targetOrigins.get(c.target);
+    const origin = planner.targetOrigins.get(target);
     if (why && origin) {
       planner.problem(
         origin.src,
         [...origin.at, "command"],
-        `the agent command of target "${c.target.name}" cannot run: ${why}`,
+        `the agent command of target "${target.name}" cannot run: ${why}`,
         "a command starting with ./ is relative to the eval file's folder; other programs are looked up on PATH",
+      );
+    }
+  }
+
+  // A judge's key is read by evalgate: without it every attempt would run its agent, then error.
+  for (const c of opts.checkSecrets ? selected : []) {
+    for (const scorer of c.test.scorers) {
+      const name = scorer.options.type === "llm-judge" ? scorer.options.api_key_env : undefined;
+      const origin = planner.scorerOrigins.get(scorer);
+      if (!name || process.env[name] || !origin) continue;
+      planner.problem(
+        origin.src,
+        [...origin.at, "api_key_env"],
+        `${name} is not set, so the judge "${scorer.name}" cannot call its model`,
+        `set ${name} in evalgate's environment (in a workflow: env: { ${name}: \${{ secrets.${name} }} })`,
       );
     }
   }

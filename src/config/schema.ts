@@ -27,13 +27,21 @@ const stringOrArgv = z
 
 const rate = z.number().min(0).max(1);
 
+export const SLUG_RULE = "ASCII letters, digits, '.', '_' and '-', starting with a letter or digit";
+
 /** A name that is safe as a file name in the bundle and readable in a comment. */
-const slug = z
-  .string()
-  .regex(
-    /^[A-Za-z0-9][A-Za-z0-9._-]*$/,
-    "letters, digits, '.', '_' and '-', starting with a letter or digit",
-  );
+const slug = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, SLUG_RULE);
+
+/** The nearest name that follows SLUG_RULE, for the hint: "Café au lait/2" → "Cafe-au-lait-2". */
+export function suggestSlug(text: string): string | undefined {
+  const out = text
+    .normalize("NFKD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .replace(/[^A-Za-z0-9._-]+/g, "-")
+    .replace(/^[^A-Za-z0-9]+/, "")
+    .replace(/-+$/, "");
+  return out || undefined;
+}
 
 /** Names of environment variables: never the runner's own secrets (checked again in plan.ts). */
 const envNames = z

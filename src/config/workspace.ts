@@ -25,6 +25,7 @@ export interface WorkspaceContext {
   display(abs: string): string;
   checkPassthrough(src: YamlSource, at: PathKey[], names: readonly string[] | undefined): void;
   checkQuotable(src: YamlSource, at: PathKey[], command: Command): void;
+  checkEvalDirProgram(src: YamlSource, at: PathKey[], command: Command, evalDir: string): void;
 }
 
 export interface WorkspaceSource {
@@ -225,6 +226,12 @@ class WorkspaceResolver {
         );
       }
       this.ctx.checkQuotable(setupFrom.src, [...setupFrom.at, "setup", "command"], setup.command);
+      this.ctx.checkEvalDirProgram(
+        setupFrom.src,
+        [...setupFrom.at, "setup", "command"],
+        setup.command,
+        setupFrom.dir,
+      );
     }
     if (input.instructions) setup.instructions = input.instructions;
     return setup;

@@ -42,6 +42,8 @@ export interface AttemptInput {
   keepWorkspace: boolean;
   /** The bubblewrap program, checked before the run, for targets with sandbox: bwrap. */
   bwrap?: string;
+  /** What a sandboxed agent may not read wherever it lies (verifiers, references, the bundle). */
+  hidden?: readonly string[];
 }
 
 export const PROMPT_SEPARATOR = "\n\n";
@@ -136,7 +138,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     if (target.sandbox) {
       if (!input.bwrap) throw new Error("internal: sandbox: bwrap without a checked bubblewrap program");
       // The agent may write its attempt folder only (workspace, HOME, TMPDIR, its output file).
-      agentRunner = sandboxedRunner(runner, input.bwrap, target.sandbox, [input.workDir]);
+      agentRunner = sandboxedRunner(runner, input.bwrap, target.sandbox, [input.workDir], input.hidden);
     }
     const outputFile = path.join(input.workDir, "output.json");
     const a0 = performance.now();

@@ -37,6 +37,8 @@ export interface ExecuteOptions {
   hooks: RunHooks;
   /** The bubblewrap program, when a target uses sandbox: bwrap (checked before the run). */
   bwrap?: string;
+  /** The bundle folder, which a sandboxed agent may not read (other attempts' evidence). */
+  bundleDir?: string;
   /** Clock for the duration budget (tests). */
   now?: () => number;
 }
@@ -143,6 +145,14 @@ export async function executePlan(opts: ExecuteOptions): Promise<ExecuteResult> 
   const runs: CaseRun[] = opts.plan.cases.map((spec) => ({ spec, tries: [] }));
   const limit = pLimit(Math.max(1, opts.plan.concurrency));
   const maxRepeat = Math.max(...opts.plan.cases.map((c) => c.repeat));
+  // Every test's answer key, not only the running one's: tests of one eval file share a folder.
+  const hidden = [
+    ...opts.plan.cases.flatMap((c) => [
+      ...c.test.workspace.verifiers.map((v) => v.from),
+      c.test.reference ?? [],
+    ]),
+    ...(opts.bundleDir ? [opts.bundleDir] : []),
+  ].flat();
 
   const runTry = async (
     run: CaseRun,
@@ -171,7 +181,7 @@ export async function executePlan(opts: ExecuteOptions): Promise<ExecuteResult> 
       dirName,
       runner: opts.runner,
       keepWorkspace: opts.keepWorkspaces,
-      ...(opts.bwrap ? { bwrap: opts.bwrap } : {}),
+      ...(opts.bwrap ? { bwrap: opts.bwrap, hidden } : {}),
     });
     if (capped && result.failureKind === "agent_timeout") {
       const limitText = formatDuration(budgets.durationOf(spec.rootEvalPath) ?? 0);

@@ -3,7 +3,8 @@
  * and the folders on its PATH read-only, its own program's folder read-only, its attempt folder
  * (workspace, HOME, TMPDIR, prompt) writable, a private /tmp, and nothing else of the machine: not
  * the repository (hidden verifiers stay hidden), not the runner's home, not other attempts. The
- * network is a new, empty namespace unless the target sets `network: true`.
+ * network is a new, empty namespace unless the target sets `network: true`. Verifiers, reference
+ * patches and the bundle are masked even inside a folder it sees (its program's, `read_only`).
  */
 import { existsSync, lstatSync, readlinkSync, realpathSync } from "node:fs";
 import path from "node:path";
@@ -32,8 +33,17 @@ export function packageRoot(dir: string): string | undefined {
   return undefined;
 }
 
-/** The bubblewrap arguments (before `--`) for one agent process. */
-export function bwrapArgs(spec: ProcessSpec, sandbox: SandboxSpec, writable: readonly string[]): string[] {
+/**
+ * The bubblewrap arguments (before `--`) for one agent process. `hidden` are files and folders the
+ * agent must not read even where a folder it sees holds them: an agent kept beside its eval file
+ * has that folder mounted as its program's, with the verifiers, reference patches and the bundle.
+ */
+export function bwrapArgs(
+  spec: ProcessSpec,
+  sandbox: SandboxSpec,
+  writable: readonly string[],
+  hidden: readonly string[] = [],
+): string[] {
   const args = ["--die-with-parent", "--unshare-all", "--hostname", "evalgate"];
   if (sandbox.network) args.push("--share-net");
   const mounted: string[] = [];
@@ -79,6 +89,12 @@ export function bwrapArgs(spec: ProcessSpec, sandbox: SandboxSpec, writable: rea
     if (existsSync(program)) readOnly(path.dirname(realpathSync(program)));
   }
   for (const dir of sandbox.readOnly) readOnly(dir);
+  const own = mounted.filter((dir) => !SYSTEM.includes(dir));
+  for (const h of hidden) {
+    if (!existsSync(h) || !isUnder(h, own) || writable.some((w) => isUnder(w, [h]))) continue;
+    if (lstatSync(h).isDirectory()) args.push("--tmpfs", h);
+    else args.push("--ro-bind", "/dev/null", h);
+  }
   for (const dir of writable) args.push("--bind", dir, dir);
   args.push("--remount-ro", "/", "--chdir", spec.cwd);
   return args;
@@ -95,10 +111,14 @@ export function sandboxedRunner(
   bwrap: string,
   sandbox: SandboxSpec,
   writable: readonly string[],
+  hidden: readonly string[] = [],
 ): ProcessRunner {
   return {
     run: (spec) =>
-      inner.run({ ...spec, command: wrapped(bwrap, bwrapArgs(spec, sandbox, writable), spec.command) }),
+      inner.run({
+        ...spec,
+        command: wrapped(bwrap, bwrapArgs(spec, sandbox, writable, hidden), spec.command),
+      }),
   };
 }
 

@@ -2,8 +2,10 @@
  * Child processes for agents, setup and scorers: a clean environment, their own process group, a
  * timeout that kills the whole tree, and output that is logged with a size cap.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
 import { execa } from "execa";
+import { crlfShebang } from "../config/commands.js";
 import type { Command } from "../config/types.js";
 import { CappedLog } from "./log.js";
 import type { Redactor } from "./redact.js";
@@ -244,11 +246,38 @@ export class ChildProcessRunner implements ProcessRunner {
       droppedBytes: log.droppedBytes,
     };
     const code = (result as { code?: string }).code;
-    if (result.failed && (code === "ENOENT" || code === "EACCES" || code === "ENOTDIR") && !timedOut) {
-      outcome.spawnError =
-        code === "ENOENT" ? `${file}: not found (cwd ${spec.cwd})` : `${file}: cannot be executed (${code})`;
+    if (
+      result.failed &&
+      result.exitCode === undefined &&
+      !result.signal &&
+      code?.startsWith("E") &&
+      !timedOut
+    ) {
+      outcome.spawnError = spawnErrorOf(file, code, spec.cwd);
       outcome.exitCode = null;
     }
     return outcome;
+  }
+}
+
+/** Why the system refused to start a program, in words that name the fix. */
+function spawnErrorOf(file: string, code: string, cwd: string): string {
+  switch (code) {
+    case "ENOENT": {
+      if (!existsSync(cwd)) return `the working folder ${cwd} does not exist`;
+      // A script that exists but is "not found": its #! interpreter is missing.
+      const abs = path.resolve(cwd, file);
+      if (file.includes("/") && existsSync(abs)) {
+        return (
+          crlfShebang(abs) ??
+          `${file}: the program it needs to start (the interpreter on its #! line) was not found`
+        );
+      }
+      return `${file}: not found (cwd ${cwd})`;
+    }
+    case "E2BIG":
+      return `${file}: the command line is longer than the system allows (128 KiB for one argument): pass long text through {PROMPT_FILE} instead of {PROMPT}`;
+    default:
+      return `${file}: cannot be executed (${code})`;
   }
 }

@@ -55,6 +55,9 @@ const parser = new XMLParser({
   trimValues: false,
   ignoreDeclaration: true,
   ignorePiTags: true,
+  // Character references (`&#10;`, `&#x41;`) are XML, and every pytest failure message has them;
+  // fast-xml-parser decodes them only with its HTML entity table switched on.
+  htmlEntities: true,
   // Node's reporter nests subtests as suites; 100 levels is far beyond any real report.
   maxNestedTags: 200,
 });

@@ -60,6 +60,32 @@ describe("loadPlan", () => {
     expect(c.timeouts.agentMs).toBe(20 * 60_000);
   });
 
+  it("shares settings through YAML anchors and merge keys (<<: *name)", async () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      ...PROJECT,
+      "x.eval.yaml": `targets: [{ name: none, provider: noop }]
+workspace: { seed: { path: project } }
+tests:
+  - id: a
+    instruction: go
+    scorers: [&unit { name: unit, type: command, run: "npm test", timeout: 1m }]
+  - id: b
+    instruction: go
+    scorers:
+      - <<: *unit
+        run: "npm run test:b"
+`,
+    });
+    const plan = await loadPlan({ cwd: dir, paths: ["."] });
+    const b = plan.cases.find((c) => c.identity.testId === "b")!;
+    expect(b.test.scorers[0]).toMatchObject({
+      name: "unit",
+      timeoutMs: 60_000,
+      options: { run: "npm run test:b" },
+    });
+  });
+
   it("reports malformed YAML with its line", async () => {
     const problems = await problemsOf({ "x.eval.yaml": "name: a\ntests:\n  - id: [unclosed\n" });
     expect(problems).toHaveLength(1);
@@ -270,6 +296,7 @@ workspace:
     - { from: project/test/hidden.test.js, to: test/h.js }
     - { from: x.eval.yaml, to: ../escape.js }
     - { from: x.eval.yaml, to: .git/hooks/pre-commit }
+    - { from: verifiers/gone.js, to: ../gone.js }
 tests:
   - { id: a, instruction: x, scorers: [{ type: command, run: "true" }] }
 `,
@@ -282,6 +309,8 @@ tests:
       "7: workspace.verifiers[1].from: verifier project/test/hidden.test.js is inside the seed folder project, so the agent would see it",
       '8: workspace.verifiers[2].to: verifier destination "../escape.js" leaves the workspace',
       '9: workspace.verifiers[3].to: verifier destination ".git/hooks/pre-commit" is inside .git, which evalgate manages',
+      '10: workspace.verifiers[4].to: verifier destination "../gone.js" leaves the workspace',
+      "10: workspace.verifiers[4].from: verifier verifiers/gone.js does not exist",
     ]);
   });
 
@@ -394,6 +423,9 @@ tests:
     expect(plan.roots.map((r) => r.evalPath)).toEqual(["a/x.eval.yml"]);
     await expect(loadPlan({ cwd: dir, paths: ["nowhere"] })).rejects.toThrow(
       /nowhere: no such file, folder or matching glob/,
+    );
+    await expect(loadPlan({ cwd: dir, paths: ["project/a.txt"] })).rejects.toThrow(
+      /project\/a\.txt: not an eval file \(eval files are YAML/,
     );
   });
 });

@@ -218,8 +218,56 @@ ${extra}`;
       { "x.eval.yaml": base().replace('["./agent.sh"]', '["no-such-agent-binary"]') },
       /"no-such-agent-binary" was not found on PATH/,
     ],
+    [
+      "a test id with a slash, a space and an accent",
+      { "x.eval.yaml": base().replace("id: t1", 'id: "checkout/Café total"') },
+      /x\.eval\.yaml:5: tests\[0\]\.id: the text "checkout\/Café total" is not ASCII letters, digits.*\n\s+hint: for example "checkout-Cafe-total"/,
+    ],
+    [
+      "an agent script with Windows line endings",
+      { "x.eval.yaml": base(), "agent.sh": "#!/bin/sh\r\ntrue\r\n" },
+      /targets\[0\]\.command: .*agent\.sh has Windows line endings \(CRLF\), so its first line asks for the interpreter "\/bin\/sh\\r"/,
+    ],
+    [
+      "a scorer script that is not executable",
+      {
+        "x.eval.yaml": base().replace('run: "true"', 'run: "{EVAL_DIR}/score.sh --strict"'),
+        "score.sh": "#!/bin/sh\n",
+      },
+      /x\.eval\.yaml:7: tests\[0\]\.scorers\[0\]\.run: the command cannot run: .*score\.sh is not executable \(chmod \+x it/,
+    ],
+    [
+      "a setup script that does not exist",
+      {
+        "x.eval.yaml": base().replace(
+          "{ path: app } }",
+          '{ path: app }, setup: { command: ["{EVAL_DIR}/setup.sh"] } }',
+        ),
+      },
+      /x\.eval\.yaml:3: workspace\.setup\.command: the command cannot run: .*setup\.sh does not exist/,
+    ],
+    [
+      "a task too long to pass as {PROMPT}",
+      {
+        "x.eval.yaml": base()
+          .replace('["./agent.sh"]', '"./agent.sh {PROMPT}"')
+          .replace("instruction: fix it", "instruction_file: task.md"),
+        "task.md": "x".repeat(200 * 1024),
+      },
+      /tests\[0\]\.instruction_file: the task of test "t1" is 200 KiB, too long for the \{PROMPT\} of target "agent".*\n\s+hint: pass the task to the agent through \{PROMPT_FILE\}/,
+    ],
   ])("%s", (_name, files, expected) => {
     check(files, expected);
+  });
+
+  it("a missing agent is reported together with a missing seed, not after it is fixed", () => {
+    const r = check(
+      { "x.eval.yaml": base().replace("./agent.sh", "./missing.sh").replace("path: app", "path: nope") },
+      /2 problems in the eval files/,
+      ["validate"],
+    );
+    expect(r.stderr).toMatch(/seed folder nope does not exist/);
+    expect(r.stderr).toMatch(/target "agent" cannot run: .*missing\.sh does not exist/);
   });
 
   it("an include cycle", () => {
@@ -245,6 +293,25 @@ ${extra}`;
       /ref "no-such-tag" was not found in /,
     );
     expect(r.stderr).toContain("never falls back to the default branch");
+  });
+
+  it("a judge whose api_key_env is not set: run stops before any agent runs, validate does not need it", () => {
+    const judge = "scorers: [{ type: llm-judge, model: m, rubric: r, api_key_env: EVALGATE_TEST_UNSET_KEY }]";
+    const files = { "x.eval.yaml": base().replace('scorers: [{ type: command, run: "true" }]', judge) };
+    const r = check(
+      files,
+      /x\.eval\.yaml:7: tests\[0\]\.scorers\[0\]\.api_key_env: EVALGATE_TEST_UNSET_KEY is not set, so the judge "llm-judge" cannot call its model/,
+    );
+    expect(r.stdout).not.toContain("attempt");
+    const dir = tempDir();
+    writeFiles(dir, { "app/x.txt": "x\n", "agent.sh": "#!/bin/sh\ntrue\n", ...files });
+    sh("chmod +x agent.sh", dir);
+    expect(runCli(["validate"], dir).code).toBe(0);
+  });
+
+  it("a bundle folder that holds something already (run never writes over an earlier bundle)", () => {
+    const r = check({ "x.eval.yaml": base() }, /--out app exists and is not empty/, ["run", "--out", "app"]);
+    expect(r.stdout).not.toContain("attempt");
   });
 
   it("an unknown flag value", () => {

@@ -270,6 +270,61 @@ tests:
 });
 
 /**
+ * An agent kept beside its eval file has that folder mounted as its own program's, and with it the
+ * answer key: verifiers, reference patches, and the bundle that holds other attempts' diffs.
+ */
+describe.skipIf(!check.ok)("sandbox: bwrap with the agent beside its eval file", () => {
+  it("masks the verifiers, the reference patches and the bundle, and shows the rest", async () => {
+    const dir = tempDir();
+    const agent = `#!/bin/sh
+echo "verifier:[$(cat "$1/verifiers/secret.test.js" 2>&1)]"
+echo "verifiers:[$(ls -A "$1/verifiers" 2>&1)]"
+echo "reference:[$(cat "$1/fixes/other.patch" 2>&1)]"
+echo "bundle:[$(ls -A "$1/bundle" 2>&1)]"
+echo "notes:[$(cat "$1/notes.txt" 2>&1)]"
+echo fixed > a.txt
+`;
+    writeFiles(dir, {
+      "agent.sh": agent,
+      "notes.txt": "readable\n",
+      "project/a.txt": "broken\n",
+      "verifiers/secret.test.js": "the hidden test\n",
+      "fixes/fix.patch": "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-broken\n+fixed\n",
+      "fixes/other.patch": "the other test's answer\n",
+      "x.eval.yaml": `targets:
+  - { name: reference, provider: reference }
+  - { name: boxed, provider: command, command: ["{EVAL_DIR}/agent.sh", "{EVAL_DIR}"], sandbox: bwrap }
+concurrency: 1
+workspace:
+  seed: { path: project }
+  verifiers: [{ from: verifiers, to: tests }]
+tests:
+  - { id: one, instruction: Fix a.txt., reference: fixes/fix.patch, scorers: [{ type: file, path: a.txt, contains: fixed }] }
+  - { id: two, instruction: Fix a.txt., reference: fixes/other.patch, targets: [boxed], scorers: [{ type: file, path: a.txt, contains: fixed }] }
+`,
+    });
+    chmodSync(path.join(dir, "agent.sh"), 0o755);
+    const out = path.join(dir, "bundle");
+    const result = await runCliAsync(["run", ".", "--out", out], dir);
+    expect(result.stderr).toBe("");
+    const rows = readJsonl<{ test_id: string; target: string; runs: { dir: string; status: string }[] }>(
+      path.join(out, "index.jsonl"),
+    );
+    const boxed = rows.find((r) => r.test_id === "one" && r.target === "boxed")!;
+    expect(boxed.runs[0]!.status).toBe("passed");
+    const log = readFileSync(path.join(out, boxed.runs[0]!.dir, "agent.log"), "utf8");
+    // The run reads the same files fine; the agent sees an empty folder or an unreadable file.
+    expect(log).not.toContain("the hidden test");
+    expect(log).toContain("verifiers:[]");
+    expect(log).not.toContain("the other test's answer");
+    expect(log).toMatch(/reference:\[cat: .*Permission denied\]/);
+    // The reference target ran first (concurrency 1), so the bundle already held its evidence.
+    expect(log).toContain("bundle:[]");
+    expect(log).toContain("notes:[readable]");
+  });
+});
+
+/**
  * Without a sandbox an agent runs as evalgate's user and can read evalgate's own environment in
  * /proc (README: The agent's environment). Under bwrap it is in a PID namespace of its own: walking
  * up its parents, it finds no process of the runner.

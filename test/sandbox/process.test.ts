@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { buildEnv } from "../../src/sandbox/env.js";
@@ -98,6 +98,26 @@ describe("ChildProcessRunner", () => {
       timeoutMs: 5000,
     });
     expect(outcome.spawnError).toContain("/nonexistent/agent: not found");
+  });
+
+  it("says a missing working folder is missing, not the program (a scorer's cwd: typo)", async () => {
+    const cwd = path.join(tempDir(), "no-such-folder");
+    const outcome = await runner.run({ command: { shell: "true" }, cwd, env: env(), timeoutMs: 5000 });
+    expect(outcome.spawnError).toBe(`the working folder ${cwd} does not exist`);
+  });
+
+  it("says a script whose #! interpreter is missing needs that interpreter", async () => {
+    const dir = tempDir();
+    writeFileSync(path.join(dir, "run.sh"), "#!/no/such/interpreter\necho hi\n", { mode: 0o755 });
+    const outcome = await runner.run({
+      command: { argv: ["./run.sh"] },
+      cwd: dir,
+      env: env(),
+      timeoutMs: 5000,
+    });
+    expect(outcome.spawnError).toMatch(
+      /\.\/run\.sh: the program it needs to start \(the interpreter on its #! line\)/,
+    );
   });
 
   it("gives the process only the environment it is handed", async () => {

@@ -27,6 +27,13 @@ describe("parseJUnit on real reports", () => {
     expect(cases[1]!.message).toBe('failed on teardown with "OSError: could not remove temp dir"');
   });
 
+  it("decodes character references in messages (pytest writes newlines as &#10;)", () => {
+    const failing = read("pytest-all-outcomes.xml").find((t) => t.name === "test_fails")!;
+    expect(failing.message).toBe("AssertionError: assert {'a': 1} == {'a': 2}");
+    const both = read("pytest-all-outcomes.xml").filter((t) => t.name === "test_teardown_error_after_fail");
+    expect(both[0]!.message).toBe("AssertionError: call failed too");
+  });
+
   it("reads xfail as skipped and a strict xpass as failed", () => {
     const byName = new Map(read("pytest-all-outcomes.xml").map((t) => [t.name, t]));
     expect(byName.get("test_xfail")!.outcome).toBe("skipped");
