@@ -33,7 +33,7 @@ export function renderSolvabilityText(tests: readonly TestSolvability[], attempt
   lines.push("");
   lines.push(
     bad.length === 0
-      ? `✓ all ${n} test${n === 1 ? " is" : "s are"} solvable (${each})`
+      ? `✓ ${n === 1 ? "the test is" : `all ${n} tests are`} solvable (${each})`
       : `✗ ${bad.length} of ${n} test${n === 1 ? "" : "s"} ${bad.length === 1 ? "is" : "are"} not solvable as written (${each})`,
   );
   return `${lines.join("\n")}\n`;
