@@ -162,7 +162,7 @@ async function executeAndWrite(
   const workRoot = path.resolve(
     opts.workDir ?? path.join(process.env.RUNNER_TEMP || os.tmpdir(), `evalgate-${runId}`),
   );
-  if (opts.out !== undefined) await checkNewBundleFolder(bundleDir, opts.out);
+  if (opts.out !== undefined) await checkNewBundleFolder(bundleDir, opts.out, opts.naming);
   const bundle = new BundleWriter(bundleDir, redactor);
   await bundle.init();
 

@@ -4,6 +4,7 @@
  */
 import { cp, mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { CLI_NAMING, type OptionNaming } from "../config/args.js";
 import { UsageError } from "../config/errors.js";
 import { applyBaseline, comparisonSummary } from "./compare.js";
 import { type Bundle, readBundle, rowKey } from "./read.js";
@@ -18,14 +19,18 @@ export interface MergeOptions {
   baseline?: Bundle;
   runId: string;
   version: string;
+  /** How the user spelled `out` and `shard` (default: the CLI's flags). */
+  naming?: OptionNaming;
 }
 
 /** Checks that `shards` are the complete, distinct shards of one run. */
-export function checkShards(shards: readonly Bundle[]): void {
+export function checkShards(shards: readonly Bundle[], naming: OptionNaming = CLI_NAMING): void {
   const totals = new Set(shards.map((b) => b.summary.run.shard?.total ?? null));
   const unsharded = shards.filter((b) => !b.summary.run.shard);
   if (unsharded.length > 0) {
-    throw new UsageError(`${unsharded.map((b) => b.dir).join(", ")}: not a shard (run with --shard I/N)`);
+    throw new UsageError(
+      `${unsharded.map((b) => b.dir).join(", ")}: not a shard (run with ${naming.given("shard", "I/N")})`,
+    );
   }
   if (totals.size > 1)
     throw new UsageError(`the bundles are shards of different splits (${[...totals].join(", ")} shards)`);
@@ -52,9 +57,9 @@ export async function mergeBundles(
 ): Promise<{ summary: WireSummary; rows: WireIndexRow[] }> {
   if (opts.bundles.length === 0) throw new UsageError("merge needs at least one bundle");
   const shards = await Promise.all(opts.bundles.map((b) => readBundle(b)));
-  checkShards(shards);
+  checkShards(shards, opts.naming);
   const out = path.resolve(opts.out);
-  await checkNewBundleFolder(out, opts.out);
+  await checkNewBundleFolder(out, opts.out, opts.naming);
   await mkdir(out, { recursive: true });
 
   const rows: WireIndexRow[] = [];

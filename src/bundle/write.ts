@@ -2,6 +2,7 @@
 import { createHash } from "node:crypto";
 import { mkdir, readdir, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { CLI_NAMING, type OptionNaming } from "../config/args.js";
 import { UsageError } from "../config/errors.js";
 import type { CaseSpec, Identity } from "../config/types.js";
 import type { CaseDecision } from "../gate/case.js";
@@ -53,10 +54,15 @@ export interface FinishedCase {
  * A bundle is written into a new or empty folder only: written over an earlier bundle it would mix
  * the two runs' evidence (an old run-3/ beside a new run-1/), and --out . would litter a checkout.
  */
-export async function checkNewBundleFolder(dir: string, shown: string): Promise<void> {
+export async function checkNewBundleFolder(
+  dir: string,
+  shown: string,
+  naming: OptionNaming = CLI_NAMING,
+): Promise<void> {
   let entries: string[];
   try {
-    if (!(await stat(dir)).isDirectory()) throw new UsageError(`--out ${shown} is a file, not a folder`);
+    if (!(await stat(dir)).isDirectory())
+      throw new UsageError(`${naming.given("out", shown)} is a file, not a folder`);
     entries = await readdir(dir);
   } catch (error) {
     if (error instanceof UsageError) throw error;
@@ -64,7 +70,7 @@ export async function checkNewBundleFolder(dir: string, shown: string): Promise<
   }
   if (entries.length > 0) {
     throw new UsageError(
-      `--out ${shown} exists and is not empty (a bundle is never written over another): give a new folder, or remove this one`,
+      `${naming.given("out", shown)} exists and is not empty (a bundle is never written over another): give a new folder, or remove this one`,
     );
   }
 }

@@ -5,6 +5,30 @@
  */
 import { UsageError } from "./errors.js";
 
+/** The options whose values reach messages of the shared core (the plan, the bundle writer, merge). */
+export type NamedOption = "out" | "target" | "shard";
+
+/**
+ * How the user spelled the options, for the core's messages: the CLI's `--out DIR`, the action's
+ * `out` input. An action user never typed a flag, so an error naming one sends them looking for it.
+ */
+export interface OptionNaming {
+  /** The option with the value given: `--out dir` / `input out: dir`. */
+  given(option: NamedOption, value: string): string;
+  /** The filters together: `the --target / --test / --tag filters`. */
+  filters: string;
+}
+
+export const CLI_NAMING: OptionNaming = {
+  given: (option, value) => `--${option} ${value}`,
+  filters: "the --target / --test / --tag filters",
+};
+
+export const ACTION_NAMING: OptionNaming = {
+  given: (option, value) => `input ${option}: ${value}`,
+  filters: "the target / test / tag inputs",
+};
+
 export function parsePositiveInt(value: string, name: string): number {
   const n = Number(value.trim());
   if (!value.trim() || !Number.isInteger(n) || n < 1)

@@ -10,6 +10,7 @@ import picomatch from "picomatch";
 import { glob } from "tinyglobby";
 import { deniedVariable, EVALGATE_VARIABLES } from "../sandbox/env.js";
 import { scorerFor } from "../scorers/index.js";
+import { CLI_NAMING, type OptionNaming } from "./args.js";
 import {
   AGENT_PLACEHOLDERS,
   evalDirProgram,
@@ -82,6 +83,8 @@ export interface PlanOptions {
    * `validate` does not (files are often linted where the secrets are not).
    */
   checkSecrets?: boolean;
+  /** How the user spelled the options, for messages (default: the CLI's flags). */
+  naming?: OptionNaming;
 }
 
 interface LoadedEval {
@@ -945,7 +948,7 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
     if (unknown.length > 0 && planner.problems.empty) {
       const known = [...allTargetNames];
       throw new UsageError(
-        `--target ${unknown.join(", ")}: no such target${unknown.length > 1 ? "s" : ""} (targets: ${known.join(", ")})`,
+        `${(opts.naming ?? CLI_NAMING).given("target", unknown.join(", "))}: no such target${unknown.length > 1 ? "s" : ""} (targets: ${known.join(", ")})`,
       );
     }
   }
@@ -997,7 +1000,7 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
     throw new UsageError(
       cases.length === 0
         ? "the eval files define no cases"
-        : "no case matches the --target / --test / --tag filters",
+        : `no case matches ${(opts.naming ?? CLI_NAMING).filters}`,
     );
   }
   const concurrencies = roots.map((r) => r.concurrency).filter((c): c is number => c !== undefined);

@@ -4,7 +4,7 @@
  * input, before anything runs.
  */
 import path from "node:path";
-import { parsePositiveInt, parseShard, splitList } from "../config/args.js";
+import { ACTION_NAMING, parsePositiveInt, parseShard, splitList } from "../config/args.js";
 import { UsageError } from "../config/errors.js";
 import type { RunOptions } from "../pipeline.js";
 
@@ -59,6 +59,37 @@ function optionalInt(get: InputReader, name: string): number | undefined {
   return v === "" ? undefined : parsePositiveInt(v, `input ${name}`);
 }
 
+/**
+ * Inputs a step would ignore in its mode, with the value they have when not given. A step that
+ * merges or publishes runs no evals, and a published bundle is neither written, uploaded nor
+ * compared again: silently dropping `repeat: 5` or `baseline: off` there would let the user believe
+ * it took effect.
+ */
+const RUN_ONLY: Record<string, string> = {
+  evals: ".",
+  target: "",
+  test: "",
+  tag: "",
+  repeat: "",
+  concurrency: "",
+};
+const NOT_WITH_BUNDLE: Record<string, string> = { out: "", baseline: "auto", "retention-days": "" };
+
+function refuseIgnored(get: InputReader, mode: "merge" | "bundle"): void {
+  const ignored = { ...RUN_ONLY, ...(mode === "bundle" ? NOT_WITH_BUNDLE : {}) };
+  const given = Object.entries(ignored)
+    .filter(([name, unset]) => get(name) !== "" && get(name).toLowerCase() !== unset)
+    .map(([name]) => name);
+  if (given.length === 0) return;
+  const doing =
+    mode === "merge"
+      ? "merges shard bundles (input merge) and runs no evals"
+      : "publishes an existing bundle (input bundle): it runs no evals and does not write, upload or compare the bundle again";
+  throw new UsageError(
+    `input${given.length > 1 ? "s" : ""} ${given.join(", ")} would be ignored: this step ${doing}. Remove ${given.length > 1 ? "them" : "it"}, or set ${given.length > 1 ? "them" : "it"} on the step that runs the evals`,
+  );
+}
+
 /** The artifact name rules of @actions/artifact, checked before the run instead of after it. */
 const BAD_ARTIFACT_CHARS = /["':<>|*?\\/\r\n]/;
 
@@ -73,10 +104,12 @@ export function parseInputs(get: InputReader, opts: { workspace: string }): Acti
   }
 
   const baselineText = get("baseline") || "auto";
+  // The keywords in any case, as comment's are (a folder called "Off" is not worth the surprise).
+  const baselineWord = baselineText.toLowerCase();
   const baseline: BaselineInput =
-    baselineText === "auto"
+    baselineWord === "auto"
       ? { kind: "auto" }
-      : baselineText === "off"
+      : baselineWord === "off"
         ? { kind: "off" }
         : { kind: "path", path: path.resolve(cwd, baselineText) };
 
@@ -112,6 +145,7 @@ export function parseInputs(get: InputReader, opts: { workspace: string }): Acti
   }
 
   const out = get("out") || undefined;
+  if (mergeText || bundleText) refuseIgnored(get, mergeText ? "merge" : "bundle");
   let mode: ActionMode;
   if (mergeText) {
     const from = mergeText === "artifacts" ? "artifacts" : splitList(mergeText);
@@ -129,6 +163,7 @@ export function parseInputs(get: InputReader, opts: { workspace: string }): Acti
       concurrency: optionalInt(get, "concurrency"),
       out,
       shard: shardText ? parseShard(shardText, "input shard") : undefined,
+      naming: ACTION_NAMING,
     };
     mode = { kind: "run", options };
   }

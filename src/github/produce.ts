@@ -3,13 +3,14 @@
  * finished bundle (a path, or the artifact of the run that triggered a workflow_run).
  */
 import { existsSync } from "node:fs";
-import { mkdtemp, readdir, readFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, stat } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { glob } from "tinyglobby";
 import { mergeBundles } from "../bundle/merge.js";
 import { type Bundle, BundleError, readBundle } from "../bundle/read.js";
 import type { WireIndexRow, WireSummary } from "../bundle/wire.js";
+import { ACTION_NAMING } from "../config/args.js";
 import { UsageError } from "../config/errors.js";
 import type { Logger } from "../log.js";
 import { newRunId, type RunOptions, runEvals } from "../pipeline.js";
@@ -259,6 +260,7 @@ async function mergeMode(
     out,
     runId,
     version: VERSION,
+    naming: ACTION_NAMING,
     ...(base.bundle ? { baseline: base.bundle } : {}),
   }).catch((error) => {
     if (error instanceof BundleError) throw new UsageError(`input merge: ${error.message}`);
@@ -340,11 +342,20 @@ async function reportMode(
   };
 }
 
+/** Every path input is relative to working-directory: a wrong one would otherwise surface as "no eval files". */
+async function checkWorkingDirectory(cwd: string): Promise<void> {
+  const s = await stat(cwd).catch(() => undefined);
+  if (!s)
+    throw new UsageError(`input working-directory: ${cwd} does not exist (it is relative to the workspace)`);
+  if (!s.isDirectory()) throw new UsageError(`input working-directory: ${cwd} is a file, not a folder`);
+}
+
 export async function produceBundle(
   inputs: ActionInputs,
   ctx: EventContext,
   deps: ProduceDeps,
 ): Promise<Produced> {
+  await checkWorkingDirectory(inputs.cwd);
   const mode = inputs.mode;
   if (mode.kind === "run") return runMode(mode.options, inputs, ctx, deps);
   if (mode.kind === "merge") return mergeMode(mode, inputs, ctx, deps);

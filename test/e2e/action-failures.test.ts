@@ -4,7 +4,7 @@
  * persistent 5xx, rate limits, and pull_request_target. Each ends with a clear message and the
  * gate's exit status (or 2 for a refused setup), never a crash.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -20,6 +20,7 @@ import {
 } from "../github/fixture.js";
 import { NODE24, requireBuiltAction, runStep, type StepOptions } from "../github/harness.js";
 import type { FakeGitHub } from "../github/server.js";
+import { tempDir } from "../helpers.js";
 
 requireBuiltAction();
 
@@ -292,5 +293,34 @@ describe("the action when GitHub does not cooperate", () => {
     expect(r.stdout).toContain(
       '::error::evalgate: input comment: "sometimes" is not a comment mode; use one of always, changes, failures, off',
     );
+  });
+
+  it("a wrong value found while running names the input the user wrote, never a CLI flag", async () => {
+    const used = tempDir("evalgate-used-out-");
+    writeFileSync(path.join(used, "old.txt"), "an earlier bundle");
+    const cases: [Record<string, string>, string][] = [
+      [{ out: used }, `input out: ${used} exists and is not empty`],
+      [
+        { out: path.join(used, "old.txt") },
+        `input out: ${path.join(used, "old.txt")} is a file, not a folder`,
+      ],
+      [{ target: "nobody" }, "input target: nobody: no such target (targets: agent)"],
+      [{ test: "no-such-test" }, "no case matches the target / test / tag inputs"],
+      [
+        { "working-directory": "no/such/dir" },
+        `input working-directory: ${repo.dir}/no/such/dir does not exist`,
+      ],
+      [
+        { "working-directory": "evals/agent.sh" },
+        `input working-directory: ${repo.dir}/evals/agent.sh is a file, not a folder`,
+      ],
+    ];
+    for (const [inputs, message] of cases) {
+      const r = await pr(repo.fixed, { inputs });
+      expect(r.code, JSON.stringify(inputs)).toBe(2);
+      expect(r.stdout).toContain(`::error::evalgate: ${message}`);
+      expect(r.stdout).not.toMatch(/::error::.*--(out|target|test|tag)\b/);
+    }
+    expect(readdirSync(used)).toEqual(["old.txt"]);
   });
 });

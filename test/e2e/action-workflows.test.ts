@@ -121,6 +121,13 @@ describe("workflows around the action", () => {
     const missing = await step({ merge: path.join(shardsDir, "evalgate-shard-1-of-2") });
     expect(missing.code).toBe(2);
     expect(missing.stdout).toContain("shard 2/2 missing: a merged verdict needs every shard");
+    // Mistakes in a merge name the inputs the step was given, not the CLI's flags.
+    const over = await step({ merge: shardsDir, baseline: "off", out: shardsDir });
+    expect(over.code).toBe(2);
+    expect(over.stdout).toContain(`::error::evalgate: input out: ${shardsDir} exists and is not empty`);
+    const whole = await step({ merge: merged.outputs["bundle-path"]!, baseline: "off" });
+    expect(whole.code).toBe(2);
+    expect(whole.stdout).toMatch(/::error::evalgate: \S+: not a shard \(run with input shard: I\/N\)/);
   });
 
   it("in a merge queue, reports on the queue's head commit and comments on the PR named by the queue ref", async () => {

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
+import { ACTION_NAMING } from "../../src/config/args.js";
 import { UsageError } from "../../src/config/errors.js";
 import { envInputReader, parseInputs } from "../../src/github/inputs.js";
 import { ROOT } from "../helpers.js";
@@ -77,6 +78,7 @@ describe("action inputs", () => {
         concurrency: 2,
         out: undefined,
         shard: { index: 2, total: 4 },
+        naming: ACTION_NAMING,
       },
     });
     expect(a).toMatchObject({
@@ -96,11 +98,29 @@ describe("action inputs", () => {
     expect(inputs({ merge: "shards/*\nother" }).mode).toEqual({ kind: "merge", from: ["shards/*", "other"] });
     expect(inputs({ bundle: "workflow-run" }).mode).toEqual({ kind: "report", from: "workflow-run" });
     expect(inputs({ baseline: "off" }).baseline).toEqual({ kind: "off" });
+    // Keywords in any case, like comment's: "Off" is not a folder called Off.
+    expect(inputs({ baseline: "Off" }).baseline).toEqual({ kind: "off" });
+    expect(inputs({ baseline: "AUTO", comment: "Failures" })).toMatchObject({
+      baseline: { kind: "auto" },
+      comment: "failures",
+    });
+    // Booleans as YAML and people write them.
+    for (const yes of ["true", "True", "yes", "on"])
+      expect(inputs({ "allow-pull-request-target": yes }).allowPullRequestTarget, yes).toBe(true);
+    expect(inputs({ "allow-pull-request-target": "False" }).allowPullRequestTarget).toBe(false);
     expect(inputs({ baseline: "base-bundle" }).baseline).toEqual({ kind: "path", path: "/ws/base-bundle" });
     expect(inputs({ "retention-days": "14", "check-name": "evals" })).toMatchObject({
       retentionDays: 14,
       checkName: "evals",
     });
+  });
+
+  it("takes what a merge or a published bundle does use", () => {
+    // out, baseline and retention-days apply to a merge (it writes, compares and uploads a bundle).
+    expect(
+      inputs({ merge: "artifacts", out: "m", baseline: "off", "retention-days": "3", evals: "." }),
+    ).toMatchObject({ mode: { kind: "merge", out: "m" }, baseline: { kind: "off" }, retentionDays: 3 });
+    expect(inputs({ bundle: "b", baseline: "Auto" }).mode).toEqual({ kind: "report", from: "b" });
   });
 
   it.each([
@@ -118,6 +138,18 @@ describe("action inputs", () => {
       'input allow-pull-request-target: expected true or false, got "maybe"',
     ],
     [{ shard: "1/2", merge: "artifacts" }, "inputs shard and merge cannot be combined"],
+    // An input the mode would drop: the user believes it took effect.
+    [
+      { merge: "artifacts", repeat: "5", evals: "evals/" },
+      "inputs evals, repeat would be ignored: this step merges shard bundles (input merge) and runs no evals. Remove them",
+    ],
+    [{ bundle: "workflow-run", test: "cart-*" }, "input test would be ignored: this step publishes"],
+    [
+      { bundle: "b", baseline: "off" },
+      "input baseline would be ignored: this step publishes an existing bundle",
+    ],
+    [{ bundle: "b", out: "o" }, "input out would be ignored"],
+    [{ bundle: "b", "retention-days": "3" }, "input retention-days would be ignored"],
   ])("rejects %j with a message naming the input", (given, message) => {
     expect(() => inputs(given)).toThrow(UsageError);
     expect(() => inputs(given)).toThrow(message);
