@@ -206,6 +206,14 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
         `${f} was a special file (a FIFO or socket), which git cannot record: removed before scoring`,
       );
     }
+    if (diff.unlocked.length > 0) {
+      const shown =
+        diff.unlocked.slice(0, 5).join(", ") +
+        (diff.unlocked.length > 5 ? `, and ${diff.unlocked.length - 5} more` : "");
+      warnings.push(
+        `the agent made ${shown} unreadable to its owner: made readable again so the diff and the scorers see it`,
+      );
+    }
     for (const f of diff.oversize) {
       warnings.push(
         `${f.path} (${formatSize(f.bytes)}) is larger than limits.diff: not read, a placeholder stands for it in diff.patch`,

@@ -10,6 +10,7 @@ import type { PreparedBaseline } from "./baseline.js";
 import { copyTree } from "./copy.js";
 import { GitError, git, gitBytes, gitCapped, nulInput, nulParts } from "./git.js";
 import { type OversizeFile, stageOversize } from "./oversize.js";
+import { unlockWorkspace } from "./unlock.js";
 
 /**
  * Copies the prepared tree (with its .git and the files setup left untracked or ignored) to
@@ -45,6 +46,8 @@ export interface CapturedDiff {
   removedSpecial: string[];
   /** Files over the limit, never read: a placeholder naming the size stands for each (oversize.ts). */
   oversize: OversizeFile[];
+  /** Files and folders the agent had made unreadable to their owner, made readable (unlock.ts). */
+  unlocked: string[];
 }
 
 /**
@@ -115,6 +118,7 @@ export async function captureDiff(
     GIT_LITERAL_PATHSPECS: "1",
   };
   const opts = { cwd: workTree, env };
+  const unlocked = await unlockWorkspace(workTree);
   const oversize = await stageOversize(workTree, opts, maxPatchBytes);
   const removedSpecial = await addAll(workTree, opts);
   const hidden = await hiddenByAgent(baseline.dir, opts);
@@ -144,6 +148,7 @@ export async function captureDiff(
       deletions: 0,
       removedSpecial,
       oversize,
+      unlocked,
     };
   // One call for both listings: raw records first, then numstat records.
   const listing = await git(["diff", ...range, "--raw", "--numstat", "-z", "--no-abbrev"], opts);
@@ -159,6 +164,7 @@ export async function captureDiff(
     deletions: files.reduce((a, f) => a + f.deletions, 0),
     removedSpecial,
     oversize,
+    unlocked,
   };
 }
 
