@@ -19,6 +19,10 @@ export function toCommand(value: string | string[]): Command {
   return typeof value === "string" ? { shell: value } : { argv: [...value] };
 }
 
+/** `{NAME}`: one pattern for finding (global) and for scanning a shell line (sticky). */
+const PLACEHOLDERS = /\{([A-Z][A-Z0-9_]*)\}/g;
+const PLACEHOLDER = new RegExp(PLACEHOLDERS.source, "y");
+
 export function usesPlaceholder(command: Command, name: string): boolean {
   return ("shell" in command ? [command.shell] : command.argv).some((a) => a.includes(`{${name}}`));
 }
@@ -30,7 +34,7 @@ export function unknownPlaceholders(
 ): { name: string; suggestion?: string }[] {
   const text = "shell" in command ? command.shell : command.argv.join("\u0000");
   const out: { name: string; suggestion?: string }[] = [];
-  for (const m of text.matchAll(/\{([A-Z][A-Z0-9_]*)\}/g)) {
+  for (const m of text.matchAll(PLACEHOLDERS)) {
     const name = m[1]!;
     if (!allowed.includes(name) && !out.some((o) => o.name === name)) {
       out.push({ name, suggestion: didYouMean(name, allowed) });
@@ -202,7 +206,6 @@ interface PlaceholderAt {
   context: ShellContext;
 }
 
-const PLACEHOLDER = /\{([A-Z][A-Z0-9_]*)\}/y;
 
 /** Every `{NAME}` of a shell command line, with the quoting context it stands in. */
 function shellPlaceholders(text: string): PlaceholderAt[] {
@@ -264,7 +267,7 @@ export function expandPlaceholders(command: Command, values: Record<string, stri
   if ("argv" in command) {
     return {
       argv: command.argv.map((a) =>
-        a.replace(/\{([A-Z][A-Z0-9_]*)\}/g, (whole, name: string) => values[name] ?? whole),
+        a.replace(PLACEHOLDERS, (whole, name: string) => values[name] ?? whole),
       ),
     };
   }
