@@ -206,7 +206,6 @@ interface PlaceholderAt {
   context: ShellContext;
 }
 
-
 /** Every `{NAME}` of a shell command line, with the quoting context it stands in. */
 function shellPlaceholders(text: string): PlaceholderAt[] {
   const out: PlaceholderAt[] = [];
@@ -266,9 +265,7 @@ export const UNQUOTABLE_HINT =
 export function expandPlaceholders(command: Command, values: Record<string, string>): Command {
   if ("argv" in command) {
     return {
-      argv: command.argv.map((a) =>
-        a.replace(PLACEHOLDERS, (whole, name: string) => values[name] ?? whole),
-      ),
+      argv: command.argv.map((a) => a.replace(PLACEHOLDERS, (whole, name: string) => values[name] ?? whole)),
     };
   }
   const text = command.shell;
