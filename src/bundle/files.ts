@@ -73,35 +73,17 @@ export class BundleFiles {
   }
 
   /** The first `max` bytes of a file, cut at the last whole line. */
-  async head(rel: string, max: number): Promise<Excerpt | null> {
-    const abs = await this.resolve(rel);
-    if (!abs) return null;
-    try {
-      const fh = await open(abs, "r");
-      try {
-        const size = (await fh.stat()).size;
-        const want = Math.min(size, max);
-        const buf = Buffer.alloc(want);
-        const { bytesRead } = await fh.read(buf, 0, want, 0);
-        let text = buf.subarray(0, bytesRead).toString("utf8");
-        const truncated = bytesRead < size;
-        if (truncated) {
-          const cut = text.lastIndexOf("\n");
-          text = cut > 0 ? text.slice(0, cut + 1) : text.replace(/\uFFFD+$/, "");
-        }
-        return { text, totalBytes: size, truncated, path: rel };
-      } finally {
-        await fh.close();
-      }
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT")
-        this.problems.push(`${rel}: cannot be read (${(error as Error).message})`);
-      return null;
-    }
+  head(rel: string, max: number): Promise<Excerpt | null> {
+    return this.excerpt(rel, max, "head");
   }
 
   /** The last `max` bytes of a file, from the first whole line. */
-  async tail(rel: string, max: number): Promise<Excerpt | null> {
+  tail(rel: string, max: number): Promise<Excerpt | null> {
+    return this.excerpt(rel, max, "tail");
+  }
+
+  /** At most `max` bytes from one end of a file, trimmed to whole lines where it was cut. */
+  private async excerpt(rel: string, max: number, end: "head" | "tail"): Promise<Excerpt | null> {
     const abs = await this.resolve(rel);
     if (!abs) return null;
     try {
@@ -110,10 +92,13 @@ export class BundleFiles {
         const size = (await fh.stat()).size;
         const want = Math.min(size, max);
         const buf = Buffer.alloc(want);
-        const { bytesRead } = await fh.read(buf, 0, want, size - want);
+        const { bytesRead } = await fh.read(buf, 0, want, end === "head" ? 0 : size - want);
         let text = buf.subarray(0, bytesRead).toString("utf8");
-        const truncated = want < size;
-        if (truncated) {
+        const truncated = bytesRead < size;
+        if (truncated && end === "head") {
+          const cut = text.lastIndexOf("\n");
+          text = cut > 0 ? text.slice(0, cut + 1) : text.replace(/\uFFFD+$/, "");
+        } else if (truncated) {
           const nl = text.indexOf("\n");
           text = nl >= 0 && nl < text.length - 1 ? text.slice(nl + 1) : text.replace(/^\uFFFD+/, "");
         }

@@ -292,14 +292,7 @@ async function reportMode(
 ): Promise<Produced> {
   if (from !== "workflow-run") {
     const bundle = await readBundleFrom(path.resolve(inputs.cwd, from), "input bundle");
-    const record = await readRecord(bundle.dir);
-    return {
-      dir: bundle.dir,
-      summary: bundle.summary,
-      rows: bundle.rows,
-      ...(typeof record.baseline_note === "string" ? { baselineNote: record.baseline_note } : {}),
-      made: false,
-    };
+    return publishedFrom(bundle, await readRecord(bundle.dir));
   }
   const wr = ctx.workflowRun;
   if (!wr)
@@ -332,13 +325,17 @@ async function reportMode(
   // claim, checked against GitHub before anything is posted (see main.ts).
   const record = await readRecord(dest);
   const pr = wr.pullRequests[0] ?? (typeof record.pull_request === "number" ? record.pull_request : null);
+  return { ...publishedFrom(bundle, record), from: { pr, sha: wr.headSha } };
+}
+
+/** A bundle made elsewhere, to be reported: with the baseline note its run recorded. */
+function publishedFrom(bundle: Bundle, record: Partial<GitHubRecord>): Produced {
   return {
     dir: bundle.dir,
     summary: bundle.summary,
     rows: bundle.rows,
     ...(typeof record.baseline_note === "string" ? { baselineNote: record.baseline_note } : {}),
     made: false,
-    from: { pr, sha: wr.headSha },
   };
 }
 
