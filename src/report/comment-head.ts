@@ -3,6 +3,7 @@ import type { CommentOptions } from "./comment.js";
 import { RANK } from "./comment-case.js";
 import type { Piece } from "./fit.js";
 import {
+  comparableBaseTargets,
   costOf,
   count,
   countDelta,
@@ -26,14 +27,11 @@ export interface Context {
 }
 
 export function contextOf(view: ReportView, options: CommentOptions): Context {
-  const f = view.run.filters;
-  const comparable =
-    view.comparison?.targets && f.tests.length === 0 && f.tags.length === 0 && !view.run.shard;
   return {
     view,
     options,
     multiSuite: new Set(view.cases.map((c) => c.suite)).size > 1,
-    baseTargets: comparable ? new Map(view.comparison!.targets!.map((t) => [t.name, t])) : null,
+    baseTargets: comparableBaseTargets(view),
   };
 }
 
@@ -58,7 +56,10 @@ export function headline(view: ReportView): string {
   return `## ❌ evalgate — gate failed: ${parts.join(", ")}\n\n`;
 }
 
-function baseTotals(ctx: Context): Omit<TargetNumbers, "name" | "provider" | "model" | "usage"> | null {
+type BaseTotals = Omit<TargetNumbers, "name" | "provider" | "model" | "usage"> & { costUsd: number | null };
+
+/** The baseline's numbers over the targets this run also has, as the counts and cost are compared. */
+function baseTotals(ctx: Context): BaseTotals | null {
   if (!ctx.baseTargets) return null;
   const mine = ctx.view.targets.map((t) => ctx.baseTargets!.get(t.name)).filter((t) => t !== undefined);
   const sum = (k: "cases" | "passed" | "failed" | "errored" | "flaky" | "attempts" | "attemptsPassed") =>
@@ -73,6 +74,11 @@ function baseTotals(ctx: Context): Omit<TargetNumbers, "name" | "provider" | "mo
     attempts,
     attemptsPassed: sum("attemptsPassed"),
     attemptSuccessRate: attempts ? sum("attemptsPassed") / attempts : null,
+    // Unknown for any one target: unknown in all, never a partial sum; nothing shared: no figure.
+    costUsd:
+      mine.length > 0 && mine.every((t) => t.usage?.costUsd != null)
+        ? mine.reduce((a, t) => a + t.usage!.costUsd!, 0)
+        : null,
   };
 }
 
@@ -83,15 +89,6 @@ export function countsLine(ctx: Context): string {
   const sha = shortSha(ctx.view.comparison?.baselineSha);
   const vs = base ? ` — changes vs base${sha ? ` ${md.code(sha)}` : ""}` : "";
   return `**${plural(c.cases, "case")}** · ${count(c.passed)} passed${d("passed")} · ${count(c.failed)} failed${d("failed")} · ${count(c.flaky)} flaky${d("flaky")} · ${count(c.errored)} errored${d("errored")}${vs}\n\n`;
-}
-
-function sumCost(ts: readonly TargetNumbers[]): number | null {
-  let total = 0;
-  for (const t of ts) {
-    if (t.usage?.costUsd == null) return null;
-    total += t.usage.costUsd;
-  }
-  return total;
 }
 
 export function contextLine(ctx: Context): string {
@@ -120,7 +117,7 @@ export function contextLine(ctx: Context): string {
   }
   parts.push(duration(v.run.durationMs));
   if (v.usage?.costUsd != null) {
-    const baseCost = ctx.baseTargets ? sumCost([...ctx.baseTargets.values()]) : null;
+    const baseCost = baseTotals(ctx)?.costUsd ?? null;
     parts.push(
       `${md.text(costOf(v.usage))}${baseCost !== null ? ` (${md.text(usdDelta(v.usage.costUsd - baseCost))} vs base)` : ""}`,
     );

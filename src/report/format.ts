@@ -2,7 +2,7 @@
 
 // Reports count tokens as the budget does (input + cached + output): one meaning of "tokens".
 import { totalTokens } from "../run/usage.js";
-import type { TargetNumbers, UsageRollup } from "./view.js";
+import type { ReportView, TargetNumbers, UsageRollup } from "./view.js";
 
 export { totalTokens };
 
@@ -117,6 +117,18 @@ export interface TargetCells {
   rate: string;
   cost: string;
   tokens: string;
+}
+
+/**
+ * The baseline's per-target numbers by name, when this run's can be compared with them: not when
+ * `--test` or `--tag` chose some of the cases, or in one shard, where a target ran fewer cases than
+ * in the base by choice. (`--target` leaves each chosen target whole.)
+ */
+export function comparableBaseTargets(view: ReportView): Map<string, TargetNumbers> | null {
+  const f = view.run.filters;
+  const targets = view.comparison?.targets;
+  if (!targets || f.tests.length > 0 || f.tags.length > 0 || view.run.shard) return null;
+  return new Map(targets.map((t) => [t.name, t]));
 }
 
 /** One target's numbers against the baseline's (`base` undefined: no baseline, or a new target). */

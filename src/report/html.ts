@@ -7,6 +7,7 @@
  */
 import { caseIcon, caseLabel, STATUS_ICON } from "./comment-case.js";
 import {
+  comparableBaseTargets,
   count,
   duration,
   percent,
@@ -199,7 +200,7 @@ ${runs}
 }
 
 function targetTable(view: ReportView): string {
-  const base = view.comparison?.targets ? new Map(view.comparison.targets.map((t) => [t.name, t])) : null;
+  const base = comparableBaseTargets(view);
   const rows = view.targets.map((t) => {
     const b = base?.get(t.name);
     const c = targetCells(t, b);

@@ -52,6 +52,18 @@ describe("the PR comment", () => {
     expect(md.length).toBeLessThan(2000);
   });
 
+  it("under --target, compares the cost with the same targets of the base, not all of them", () => {
+    const v = failingRun();
+    v.run.filters.targets = ["claude"];
+    v.cases = v.cases.filter((c) => c.target === "claude");
+    v.targets = v.targets.filter((t) => t.name === "claude");
+    v.usage = v.targets[0]!.usage;
+    const md = renderComment(v, { key: "default", maxChars: 65_536, updatedAt });
+    // claude cost $0.66 here and $0.47 in the base; the base's house-agent ($0.59) is not in this run.
+    expect(md).toContain("\\$0.66 (+\\$0.19 vs base)");
+    expect(md).toContain("filtered: `--target claude`");
+  });
+
   it("says why there is no baseline", async () => {
     const md = renderComment(noBaselineRun(), {
       key: "nightly",

@@ -1,6 +1,7 @@
 import { XMLParser, XMLValidator } from "fast-xml-parser";
 import { parse } from "parse5";
 import { describe, expect, it } from "vitest";
+import { renderComment } from "../../src/report/comment.js";
 import { renderHtml } from "../../src/report/html.js";
 import { renderJUnit } from "../../src/report/junit.js";
 import { parseJUnit } from "../../src/scorers/junit.js";
@@ -74,6 +75,22 @@ describe("report.html", () => {
     const alone = failingRun();
     alone.comparison = null;
     expect(cells(renderHtml(alone), "claude")).toEqual(["4", "2", "2", "2", "0", "50 %", "$0.66", "229 k"]);
+    // A run of some tests only ran fewer cases than the base by choice: no changes, as in the comment.
+    for (const narrow of [{ tests: ["empty-*"] }, { tags: ["smoke"] }]) {
+      const filtered = failingRun();
+      Object.assign(filtered.run.filters, narrow);
+      expect(cells(renderHtml(filtered), "claude")).toEqual([
+        "4",
+        "2",
+        "2",
+        "2",
+        "0",
+        "50 %",
+        "$0.66",
+        "229 k",
+      ]);
+      expect(renderComment(filtered, { key: "default", maxChars: 65_536 })).not.toContain("vs base");
+    }
   });
 
   it("shows hostile text as text: no element, attribute or URL an agent wrote", () => {
