@@ -56,7 +56,8 @@ export function caseIcon(c: CaseView): string {
   return c.flaky ? "⚠️" : "✅";
 }
 
-function tryLabel(r: RunView): string {
+/** "attempt 2" or "attempt 2, retry 1": how reports name one try. */
+export function tryLabel(r: RunView): string {
   return r.retry > 0 ? `attempt ${r.attempt}, retry ${r.retry}` : `attempt ${r.attempt}`;
 }
 
