@@ -13,16 +13,19 @@ const JSON_CAP_BYTES = 8 * 1024 * 1024;
 
 export class BundleFiles {
   readonly problems: string[] = [];
-  private rootReal: Promise<string> | undefined;
+  /** Shared by a reader and its children: the bundle root with symbolic links resolved, once. */
+  private shared: { rootReal?: Promise<string> } = {};
   constructor(
     readonly root: string,
     /** Shared by a reader and its children: what the report has read so far, against its budgets. */
     readonly spent = { passingDiffBytes: 0, evidenceBytes: 0 },
   ) {}
 
-  /** A reader that collects its own problems (one attempt's), sharing the budget. */
+  /** A reader that collects its own problems (one attempt's), sharing the budget and the resolved root. */
   child(): BundleFiles {
-    return new BundleFiles(this.root, this.spent);
+    const c = new BundleFiles(this.root, this.spent);
+    c.shared = this.shared;
+    return c;
   }
 
   /**
@@ -37,8 +40,8 @@ export class BundleFiles {
     } catch {
       // missing: nothing to follow
     }
-    this.rootReal ??= realpath(this.root).catch(() => this.root);
-    const rootReal = await this.rootReal;
+    this.shared.rootReal ??= realpath(this.root).catch(() => this.root);
+    const rootReal = await this.shared.rootReal;
     for (const [base, p] of [
       [this.root, abs],
       [rootReal, real],

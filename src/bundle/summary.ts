@@ -6,7 +6,7 @@ import type { EvalRoot } from "../config/types.js";
 import type { CaseDecision } from "../gate/case.js";
 import type { CaseChange } from "../gate/compare.js";
 import { decideRun, type GateCase, type RunGate } from "../gate/run.js";
-import { sumTotals } from "../run/usage.js";
+import { sumTotals, type UsageTotals } from "../run/usage.js";
 import {
   SUMMARY_SCHEMA,
   usageTotalsOf,
@@ -131,6 +131,7 @@ export function buildSummary(
   comparison: WireComparison | null = null,
 ): WireSummary {
   const targets = new Map<string, WireTargetRollup>();
+  const usages = new Map<string, (UsageTotals | null)[]>();
   for (const r of rows) {
     let roll = targets.get(r.target);
     if (!roll) {
@@ -149,6 +150,7 @@ export function buildSummary(
         usage: null,
       };
       targets.set(r.target, roll);
+      usages.set(r.target, []);
     }
     roll.cases++;
     if (r.verdict === "pass") roll.passed++;
@@ -157,10 +159,11 @@ export function buildSummary(
     if (r.flaky) roll.flaky++;
     roll.attempts += r.attempts.counted;
     roll.attempts_passed += r.attempts.passed;
-    roll.usage = wireUsageTotals(sumTotals([usageTotalsOf(roll.usage), usageTotalsOf(r.usage)]));
+    usages.get(r.target)!.push(usageTotalsOf(r.usage));
   }
   for (const roll of targets.values()) {
     roll.attempt_success_rate = roll.attempts > 0 ? roll.attempts_passed / roll.attempts : null;
+    roll.usage = wireUsageTotals(sumTotals(usages.get(roll.name)!));
   }
   const tags: Record<string, string> = {};
   for (const e of evals) Object.assign(tags, e.tags ?? {});

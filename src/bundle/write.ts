@@ -112,13 +112,6 @@ export class BundleWriter {
     return safe;
   }
 
-  /** Writes a text file of the bundle (reports, the comment), redacted. `rel` is bundle-relative. */
-  async writeText(rel: string, text: string): Promise<void> {
-    const file = path.join(this.dir, rel);
-    await mkdir(path.dirname(file), { recursive: true });
-    await writeFile(file, this.redactor.text(text));
-  }
-
   /** Writes each case's summary.json and the index; returns the index rows. */
   async writeCases(cases: readonly FinishedCase[]): Promise<WireIndexRow[]> {
     const rows: WireIndexRow[] = [];

@@ -56,7 +56,8 @@ export function caseIcon(c: CaseView): string {
   return c.flaky ? "⚠️" : "✅";
 }
 
-function tryLabel(r: RunView): string {
+/** "attempt 2" or "attempt 2, retry 1": how reports name one try. */
+export function tryLabel(r: RunView): string {
   return r.retry > 0 ? `attempt ${r.attempt}, retry ${r.retry}` : `attempt ${r.attempt}`;
 }
 
@@ -180,18 +181,13 @@ export function caseLabel(c: CaseView, multiSuite: boolean): string {
 }
 
 /** The `<details>` block of a case that is not a stable pass. */
-export function caseDetails(
-  c: CaseView,
-  multiSuite: boolean,
-  protectedCase: boolean,
-  flags: string[],
-): Piece {
+export function caseDetails(c: CaseView, multiSuite: boolean): Piece {
   const a = c.attempts;
   const summary = [
     `${caseIcon(c)} <b>${md.html(clip(caseLabel(c, multiSuite), 120))}</b>`,
     md.html(clip(c.target, 60)),
     `${a.passed}/${a.counted} attempts passed${a.errored ? `, ${plural(a.errored, "error")}` : ""}`,
-    ...flags.map((f) => md.html(f)),
+    ...caseFlags(c).map((f) => md.html(f)),
   ].join(" · ");
   const lastRetry = new Map<number, number>();
   for (const r of c.runs) lastRetry.set(r.attempt, Math.max(lastRetry.get(r.attempt) ?? 0, r.retry));
@@ -207,7 +203,7 @@ export function caseDetails(
     open: `<details><summary>${summary}</summary>\n\n`,
     children: [attempts, ...diffPieces(c), ...logPieces(c)],
     close: "</details>\n\n",
-    rank: protectedCase ? RANK.protectedDetails : RANK.otherDetails,
+    rank: isProtected(c) ? RANK.protectedDetails : RANK.otherDetails,
     omits: "details",
   };
 }

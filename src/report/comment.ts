@@ -23,7 +23,7 @@ import { fitPieces, type Piece } from "./fit.js";
 import { count, plural, policyText, shortSha, utcMinute } from "./format.js";
 import * as md from "./markdown.js";
 import { clip } from "./text.js";
-import { caseFlags, isProtected, needsReview, type ReportView, reviewOrder } from "./view.js";
+import { needsReview, type ReportView, reviewOrder } from "./view.js";
 
 export interface CommentOptions {
   /** The comment key; the first line is commentMarker(key). */
@@ -176,7 +176,7 @@ export function renderComment(view: ReportView, options: CommentOptions): string
     ...gatePieces(ctx),
     caseTable(ctx, review),
     ...extrasPieces(ctx),
-    ...detailed.map((c) => caseDetails(c, ctx.multiSuite, isProtected(c), caseFlags(c))),
+    ...detailed.map((c) => caseDetails(c, ctx.multiSuite)),
     passingTable(ctx, passing, reviewSet.size === 0),
   ].filter((p) => p !== null);
   const foot = footer(ctx);

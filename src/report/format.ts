@@ -1,5 +1,6 @@
 /** How numbers read in reports: rates, deltas, tokens, money, durations. Plain text, no markup. */
 
+import { formatDuration } from "../config/duration.js";
 // Reports count tokens as the budget does (input + cached + output): one meaning of "tokens".
 import { totalTokens } from "../run/usage.js";
 import type { ReportView, TargetNumbers, UsageRollup } from "./view.js";
@@ -57,14 +58,7 @@ export function usdDelta(d: number): string {
 }
 
 export function duration(ms: number | null): string {
-  if (ms === null || !Number.isFinite(ms)) return "—";
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  if (ms < 10_000) return `${(ms / 1000).toFixed(1)} s`;
-  const s = Math.round(ms / 1000);
-  if (s < 60) return `${s} s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m} m ${s % 60} s`;
-  return `${Math.floor(m / 60)} h ${m % 60} m`;
+  return ms === null || !Number.isFinite(ms) ? "—" : formatDuration(ms);
 }
 
 export function shortSha(sha: string | null | undefined): string | null {

@@ -5,7 +5,7 @@
  * escaped; evidence files are linked by their bundle-relative paths, so the page works where the
  * bundle is unpacked.
  */
-import { caseIcon, caseLabel, STATUS_ICON } from "./comment-case.js";
+import { caseIcon, caseLabel, STATUS_ICON, tryLabel } from "./comment-case.js";
 import {
   comparableBaseTargets,
   count,
@@ -124,7 +124,7 @@ function attemptHtml(r: RunView): string {
     r.counted ? "" : "not counted",
   ].filter(Boolean);
   const parts = [
-    `<div class="attempt" id="${esc(r.dir)}"><b>attempt ${r.attempt}${r.retry ? `, retry ${r.retry}` : ""}</b> · ${facts.join(" · ")} · ${fileLink(`${r.dir}/result.json`, "result.json")}`,
+    `<div class="attempt" id="${esc(r.dir)}"><b>${tryLabel(r)}</b> · ${facts.join(" · ")} · ${fileLink(`${r.dir}/result.json`, "result.json")}`,
   ];
   if (r.message) parts.push(`<p>${esc(r.message)}</p>`);
   if (e?.agent && (e.agent.exitCode !== 0 || e.agent.timedOut || e.agent.error)) {
@@ -190,7 +190,7 @@ function caseSection(c: CaseView, i: number, multi: boolean): string {
     .map((r) =>
       r.evidence
         ? attemptHtml(r)
-        : `<div class="attempt"><b>attempt ${r.attempt}${r.retry ? `, retry ${r.retry}` : ""}</b> · ${STATUS_ICON[r.status]} ${esc(r.status)} · ${r.score === null ? "" : `score ${r.score.toFixed(2)} · `}${duration(r.durationMs)} · ${fileLink(`${r.dir}/diff.patch`, "diff.patch")} · ${fileLink(`${r.dir}/agent.log`, "agent.log")}${r.message ? `<p>${esc(r.message)}</p>` : ""}</div>`,
+        : `<div class="attempt"><b>${tryLabel(r)}</b> · ${STATUS_ICON[r.status]} ${esc(r.status)} · ${r.score === null ? "" : `score ${r.score.toFixed(2)} · `}${duration(r.durationMs)} · ${fileLink(`${r.dir}/diff.patch`, "diff.patch")} · ${fileLink(`${r.dir}/agent.log`, "agent.log")}${r.message ? `<p>${esc(r.message)}</p>` : ""}</div>`,
     )
     .join("\n");
   return `<details class="case" id="case-${i}"${needsReview(c) ? " open" : ""}><summary>${caseIcon(c)} <b>${esc(caseLabel(c, multi))}</b> · ${esc(c.target)} · ${a.passed}/${a.counted} attempts passed${flags.length ? ` · ${esc(flags.join(", "))}` : ""}</summary>
