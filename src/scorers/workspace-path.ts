@@ -6,6 +6,7 @@
  */
 import { realpath } from "node:fs/promises";
 import path from "node:path";
+import { isWithin } from "../paths.js";
 
 /**
  * A path a scorer will not use: it leads out of the workspace or is not a regular file. The attempt
@@ -17,12 +18,6 @@ export class RefusedPath extends Error {
     super(message);
     this.name = "RefusedPath";
   }
-}
-
-/** Whether `p` is `root` or below it, by the names alone. */
-export function isWithin(root: string, p: string): boolean {
-  const rel = path.relative(root, p);
-  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
 }
 
 /**
