@@ -6,6 +6,7 @@ import { constants } from "node:fs";
 import { copyFile, lstat, mkdir, rm } from "node:fs/promises";
 import path from "node:path";
 import { formatSize } from "../config/size.js";
+import { DEFAULT_LIMITS } from "../config/types.js";
 import type { PreparedBaseline } from "./baseline.js";
 import { copyTree } from "./copy.js";
 import { GitError, git, gitBytes, gitCapped, nulInput, nulParts } from "./git.js";
@@ -69,8 +70,6 @@ export async function freshFolder(dir: string): Promise<void> {
   await mkdir(dir);
 }
 
-export const DEFAULT_MAX_PATCH_BYTES = 10 * 1024 * 1024;
-
 /**
  * Cuts a patch that is over the limit at the last line end before it, and says so in a last line,
  * so the stored patch is never mistaken for the whole change.
@@ -104,7 +103,7 @@ export async function captureDiff(
   baseline: PreparedBaseline,
   workTree: string,
   indexFile: string,
-  maxPatchBytes = DEFAULT_MAX_PATCH_BYTES,
+  maxPatchBytes = DEFAULT_LIMITS.diffBytes,
 ): Promise<CapturedDiff> {
   // The index lives in the agent's attempt folder: a link the agent left there is replaced, never
   // written through.
