@@ -22,6 +22,7 @@ import path from "node:path";
 import picomatch from "picomatch";
 import type { VerifierSpec } from "../config/types.js";
 import type { PreparedBaseline } from "./baseline.js";
+import { under } from "./git.js";
 import { pathMatcher } from "./path-glob.js";
 
 interface Entry {
@@ -51,10 +52,6 @@ function mayHoldMatches(globs: readonly string[]): (rel: string) => boolean {
   return (rel) =>
     bases.some((b) => b === "" || b === rel || rel.startsWith(`${b}/`) || b.startsWith(`${rel}/`));
 }
-
-/** `root` joined with the exact bytes of `name`. */
-const under = (root: string, name: Buffer) =>
-  name.length === 0 ? Buffer.from(root) : Buffer.concat([Buffer.from(`${root}/`), name]);
 
 async function readDir(abs: Buffer): Promise<Dirent<Buffer>[]> {
   try {
