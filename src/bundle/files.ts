@@ -6,6 +6,7 @@
  */
 import { open, readFile, realpath, stat } from "node:fs/promises";
 import path from "node:path";
+import { isWithin } from "../paths.js";
 import type { Excerpt } from "../report/view.js";
 
 /** A result.json or grading.json larger than this is not parsed (a tests scorer keeps ≤ 1,000 tests). */
@@ -46,8 +47,7 @@ export class BundleFiles {
       [this.root, abs],
       [rootReal, real],
     ] as const) {
-      const back = path.relative(base, p);
-      if (back.startsWith("..") || path.isAbsolute(back)) {
+      if (!isWithin(base, p)) {
         this.problems.push(`${rel}: the path leaves the bundle; not read`);
         return null;
       }

@@ -8,6 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import picomatch from "picomatch";
 import { glob } from "tinyglobby";
+import { isWithin } from "../paths.js";
 import { deniedVariable, EVALGATE_VARIABLES } from "../sandbox/env.js";
 import { scorerFor } from "../scorers/index.js";
 import { CLI_NAMING, type OptionNaming } from "./args.js";
@@ -506,7 +507,7 @@ class Planner {
         );
         continue;
       }
-      if (seed?.kind === "path" && isInside(from, seed.path)) {
+      if (seed?.kind === "path" && isWithin(seed.path, from)) {
         this.problem(
           verFrom.src,
           [...at, "from"],
@@ -667,11 +668,6 @@ function workspaceRelativeProblem(p: string): string | undefined {
   if (norm === "." || norm === "./") return "is the whole workspace";
   if (norm === ".git" || norm.startsWith(".git/")) return "is inside .git, which evalgate manages";
   return undefined;
-}
-
-function isInside(child: string, parent: string): boolean {
-  const rel = path.relative(parent, child);
-  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
 }
 
 function budgetOf(b: GateInput["budget"]): Budget {

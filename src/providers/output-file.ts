@@ -103,14 +103,12 @@ export async function readAgentReport(
     (o.cost_usd !== undefined && o.cost_usd !== null) ||
     (o.agent_version !== undefined && o.agent_version !== null);
   if (anything) {
-    const costUsd = o.cost_usd ?? null;
     report.usage = withCost(
       {
         inputTokens: u?.input_tokens ?? null,
         outputTokens: u?.output_tokens ?? null,
         cachedTokens: u?.cached_tokens ?? null,
-        costUsd,
-        costSource: costUsd !== null ? "agent" : null,
+        costUsd: o.cost_usd ?? null,
         turns: u?.turns ?? null,
         toolCalls: u?.tool_calls ?? null,
         model: u?.model ?? fallback.model ?? null,

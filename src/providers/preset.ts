@@ -79,7 +79,6 @@ function usageOf(stream: StreamOutcome, target: TargetSpec, version: string | nu
       outputTokens: stream.outputTokens,
       cachedTokens: stream.cachedTokens,
       costUsd: stream.costUsd,
-      costSource: stream.costUsd !== null ? "agent" : null,
       turns: stream.turns,
       toolCalls: stream.toolCalls,
       model: stream.model ?? target.model ?? null,

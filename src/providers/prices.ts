@@ -102,13 +102,11 @@ export function roundUsd(usd: number): number {
 }
 
 /**
- * Completes `usage` with a cost: the agent's own figure when it gave one, else the target's `price:`,
- * else the table's price of the model, else null.
+ * Completes `usage` with a cost and where it came from: the agent's own figure when it gave one,
+ * else the target's `price:`, else the table's price of the model, else null.
  */
-export function withCost(usage: Usage, override?: Price): Usage {
-  if (usage.costUsd !== null) {
-    return { ...usage, costUsd: roundUsd(usage.costUsd), costSource: usage.costSource ?? "agent" };
-  }
+export function withCost(usage: Omit<Usage, "costSource">, override?: Price): Usage {
+  if (usage.costUsd !== null) return { ...usage, costUsd: roundUsd(usage.costUsd), costSource: "agent" };
   const price = override ?? tablePrice(usage.model);
   const cost = price ? costOf(usage, price) : null;
   return { ...usage, costUsd: cost, costSource: cost === null ? null : "price_table" };

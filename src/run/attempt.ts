@@ -224,7 +224,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     // and the hidden verifiers appear only now.
     const guards = spec.test.workspace;
     try {
-      const tampered = await restoreProtected(b.dir, ws, guards.protected);
+      const tampered = await restoreProtected(b, ws, guards.protected);
       if (tampered.length > 0) facts.tampered = tampered;
       await installVerifiers(ws, guards.verifiers);
     } catch (error) {

@@ -21,7 +21,7 @@ import {
   patternProblem,
 } from "./ast-grep-native.js";
 import type { Scorer, ScorerContext, ScorerProblem, ScorerResult } from "./types.js";
-import { mustResolveInside, RefusedPath, resolvesInside } from "./workspace-path.js";
+import { insideOf, mustResolveInside, RefusedPath } from "./workspace-path.js";
 
 type AstGrepOptions = Extract<ScorerInput, { type: "ast-grep" }>;
 
@@ -64,8 +64,15 @@ function expectation(o: AstGrepOptions): { min: number; max: number; text: strin
   return { min, max, text };
 }
 
-/** Workspace-relative paths of the files to search, or an error message. */
-async function filesToSearch(ws: string, o: AstGrepOptions): Promise<string[] | { error: string }> {
+/**
+ * Workspace-relative paths of the files to search (of `only`, when given: the files the agent
+ * changed), or an error message.
+ */
+async function filesToSearch(
+  ws: string,
+  o: AstGrepOptions,
+  only?: ReadonlySet<string>,
+): Promise<string[] | { error: string }> {
   const target = o.path ?? ".";
   const ignore = [...ALWAYS_IGNORED, ...(o.exclude ?? [])];
   const exts = LANGUAGES[o.lang].extensions;
@@ -101,10 +108,12 @@ async function filesToSearch(ws: string, o: AstGrepOptions): Promise<string[] | 
   }
   // The glob's own base may be a link (`leak/**` with leak → a folder outside): what it found
   // there is not the workspace's.
+  const inside = insideOf(ws);
   const out: string[] = [];
   for (const f of found) {
-    const abs = path.join(ws, f);
-    if (await resolvesInside(ws, abs)) out.push(f.split(path.sep).join("/"));
+    const rel = f.split(path.sep).join("/");
+    if (only && !only.has(rel)) continue;
+    if (await inside(path.join(ws, f))) out.push(rel);
   }
   return out.sort();
 }
@@ -178,13 +187,12 @@ export const astGrepScorer: Scorer = {
     const napiLang = LANGUAGES[o.lang].napiName;
     const matcher = matcherOf(o.pattern, o.selector);
 
-    const listed = await filesToSearch(ctx.workspace, o);
-    if ("error" in listed) return { state: "error", reason: listed.error };
-    let files = listed;
-    if (o.only_changed) {
-      const changed = new Set(ctx.diff.files.filter((f) => f.status !== "deleted").map((f) => f.path));
-      files = files.filter((f) => changed.has(f));
-    } else if (files.length === 0) {
+    const changed = o.only_changed
+      ? new Set(ctx.diff.files.filter((f) => f.status !== "deleted").map((f) => f.path))
+      : undefined;
+    const files = await filesToSearch(ctx.workspace, o, changed);
+    if ("error" in files) return { state: "error", reason: files.error };
+    if (!o.only_changed && files.length === 0) {
       return {
         state: "error",
         reason: `no ${o.lang} file to search in ${o.path ?? "the workspace"}`,

@@ -2,8 +2,9 @@
 import { readFile, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import type { ScorerInput } from "../config/schema.js";
+import { isWithin } from "../paths.js";
 import type { Scorer, ScorerContext, ScorerResult } from "./types.js";
-import { isWithin, mustResolveInside } from "./workspace-path.js";
+import { mustResolveInside } from "./workspace-path.js";
 
 /** Larger files are not read (an agent can make a sparse file of any size). */
 const READ_CAP_BYTES = 64 * 1024 * 1024;

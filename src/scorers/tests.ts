@@ -8,6 +8,7 @@ import path from "node:path";
 import picomatch from "picomatch";
 import { glob } from "tinyglobby";
 import type { ScorerInput } from "../config/schema.js";
+import { isWithin } from "../paths.js";
 import {
   countOutcomes,
   displayName,
@@ -19,7 +20,7 @@ import {
 } from "./junit.js";
 import { lastLines, notRun, runScorerCommand } from "./process.js";
 import type { Scorer, ScorerContext, ScorerProblem, ScorerResult } from "./types.js";
-import { isWithin, mustResolveInside, RefusedPath } from "./workspace-path.js";
+import { mustResolveInside, RefusedPath } from "./workspace-path.js";
 
 type TestsOptions = Extract<ScorerInput, { type: "tests" }>;
 

@@ -6,6 +6,7 @@
  */
 import { realpath } from "node:fs/promises";
 import path from "node:path";
+import { isWithin } from "../paths.js";
 
 /**
  * A path a scorer will not use: it leads out of the workspace or is not a regular file. The attempt
@@ -19,33 +20,32 @@ export class RefusedPath extends Error {
   }
 }
 
-/** Whether `p` is `root` or below it, by the names alone. */
-export function isWithin(root: string, p: string): boolean {
-  const rel = path.relative(root, p);
-  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
-}
-
 /**
- * Whether `p`, with every link on its way resolved, is inside the workspace; a path that does not
- * exist counts as inside when its nearest existing folder is.
+ * A test of whether a path, with every link on its way resolved, is inside the workspace `ws`; a
+ * path that does not exist counts as inside when its nearest existing folder is. The workspace's
+ * own real path is resolved once, on the first test, for all the paths of a search.
  */
-export async function resolvesInside(ws: string, p: string): Promise<boolean> {
-  const realWs = await realpath(ws);
-  let at = p;
-  for (;;) {
-    try {
-      return isWithin(realWs, await realpath(at));
-    } catch {
-      const up = path.dirname(at);
-      if (up === at) return false;
-      at = up;
+export function insideOf(ws: string): (p: string) => Promise<boolean> {
+  let realWs: Promise<string> | undefined;
+  return async (p) => {
+    realWs ??= realpath(ws);
+    const root = await realWs;
+    let at = p;
+    for (;;) {
+      try {
+        return isWithin(root, await realpath(at));
+      } catch {
+        const up = path.dirname(at);
+        if (up === at) return false;
+        at = up;
+      }
     }
-  }
+  };
 }
 
 /** Throws RefusedPath when `p` (shown as `shown`) resolves to a place outside the workspace. */
 export async function mustResolveInside(ws: string, p: string, shown: string): Promise<void> {
-  if (!(await resolvesInside(ws, p))) {
+  if (!(await insideOf(ws)(p))) {
     throw new RefusedPath(`${shown} is a link to a place outside the workspace`);
   }
 }

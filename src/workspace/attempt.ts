@@ -6,6 +6,7 @@ import { constants } from "node:fs";
 import { copyFile, lstat, mkdir, rm } from "node:fs/promises";
 import path from "node:path";
 import { formatSize } from "../config/size.js";
+import { DEFAULT_LIMITS } from "../config/types.js";
 import type { PreparedBaseline } from "./baseline.js";
 import { copyTree } from "./copy.js";
 import { GitError, git, gitBytes, gitCapped, nulInput, nulParts } from "./git.js";
@@ -69,8 +70,6 @@ export async function freshFolder(dir: string): Promise<void> {
   await mkdir(dir);
 }
 
-export const DEFAULT_MAX_PATCH_BYTES = 10 * 1024 * 1024;
-
 /**
  * Cuts a patch that is over the limit at the last line end before it, and says so in a last line,
  * so the stored patch is never mistaken for the whole change.
@@ -104,7 +103,7 @@ export async function captureDiff(
   baseline: PreparedBaseline,
   workTree: string,
   indexFile: string,
-  maxPatchBytes = DEFAULT_MAX_PATCH_BYTES,
+  maxPatchBytes = DEFAULT_LIMITS.diffBytes,
 ): Promise<CapturedDiff> {
   // The index lives in the agent's attempt folder: a link the agent left there is replaced, never
   // written through.
@@ -168,23 +167,33 @@ export async function captureDiff(
   };
 }
 
-/**
- * The ignored files inside folder `dir`. A name that is not UTF-8 cannot be passed as an argument
- * intact, so such a folder is found in the listing of the whole tree instead.
- */
-async function ignoredInside(
-  dir: Buffer,
-  others: string[],
-  opts: { cwd: string; env: Record<string, string> },
-): Promise<Buffer[]> {
-  const name = dir.toString("utf8");
-  if (Buffer.from(name).equals(dir)) return nulParts(await gitBytes([...others, "--", name], opts));
-  const all = nulParts(await gitBytes(others, opts));
-  return all.filter((f) => f.subarray(0, dir.length).equals(dir));
-}
-
 /** A name as a lossless key (one character per byte): names need not be UTF-8. */
 const key = (name: Buffer) => name.toString("latin1");
+
+/**
+ * The ignored files inside each of the folders `dirs`, by folder (keyed by `key`). A name that is
+ * not UTF-8 cannot be passed as an argument intact, so such a folder is found in the listing of the
+ * whole tree instead, made once for all of them.
+ */
+async function ignoredInside(
+  dirs: Buffer[],
+  others: string[],
+  opts: { cwd: string; env: Record<string, string> },
+): Promise<Map<string, Buffer[]>> {
+  const out = new Map<string, Buffer[]>();
+  let all: Buffer[] | undefined;
+  for (const dir of dirs) {
+    const name = dir.toString("utf8");
+    let files: Buffer[];
+    if (Buffer.from(name).equals(dir)) files = nulParts(await gitBytes([...others, "--", name], opts));
+    else {
+      all ??= nulParts(await gitBytes(others, opts));
+      files = all.filter((f) => f.subarray(0, dir.length).equals(dir));
+    }
+    out.set(key(dir), files);
+  }
+  return out;
+}
 
 /** Which of `paths` the baseline's own ignore rules (its .gitignore files) ignore. */
 async function ignoredByBaseline(baselineDir: string, env: Record<string, string>, paths: Buffer[]) {
@@ -215,16 +224,18 @@ async function hiddenByAgent(
   const others = ["ls-files", "-z", "--others", "--ignored", "--exclude-standard"];
   const listed = nulParts(await gitBytes([...others, "--directory"], opts));
   const skip = await ignoredByBaseline(baselineDir, opts.env, listed);
+  const kept = listed.filter((p) => !skip.has(key(p)));
+  const isFolder = (p: Buffer) => p[p.length - 1] === 0x2f;
+  // Every folder's files are listed first, then checked against the baseline's rules in one call.
+  const inner = await ignoredInside(kept.filter(isFolder), others, opts);
+  const innerSkip = await ignoredByBaseline(baselineDir, opts.env, [...inner.values()].flat());
   const out = new Map<string, Buffer>();
-  for (const p of listed) {
-    if (skip.has(key(p))) continue;
-    if (p[p.length - 1] !== 0x2f) {
+  for (const p of kept) {
+    if (!isFolder(p)) {
       out.set(key(p), p);
       continue;
     }
-    const inner = await ignoredInside(p, others, opts);
-    const innerSkip = await ignoredByBaseline(baselineDir, opts.env, inner);
-    for (const f of inner) if (!innerSkip.has(key(f))) out.set(key(f), f);
+    for (const f of inner.get(key(p))!) if (!innerSkip.has(key(f))) out.set(key(f), f);
   }
   return [...out.values()];
 }

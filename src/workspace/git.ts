@@ -103,6 +103,10 @@ export async function gitBytes(args: readonly string[], opts: GitOptions = {}): 
   return typeof out === "string" ? Buffer.from(out) : Buffer.from(out.buffer, out.byteOffset, out.byteLength);
 }
 
+/** `root` joined with the exact bytes of `name` (a path relative to it, which need not be UTF-8). */
+export const under = (root: string, name: Buffer): Buffer =>
+  name.length === 0 ? Buffer.from(root) : Buffer.concat([Buffer.from(`${root}/`), name]);
+
 /** The parts of NUL-separated git output (`-z`), as bytes; empty parts dropped. */
 export function nulParts(out: Buffer): Buffer[] {
   const parts: Buffer[] = [];

@@ -6,9 +6,8 @@
  * capture index, marked unchanged so `git add -A` leaves it there (docs/decisions/0076).
  */
 import { lstat } from "node:fs/promises";
-import path from "node:path";
 import { formatSize } from "../config/size.js";
-import { git, gitBytes, nulInput, nulParts } from "./git.js";
+import { git, gitBytes, nulInput, nulParts, under } from "./git.js";
 
 export interface OversizeFile {
   path: string;
@@ -21,9 +20,7 @@ type GitOpts = { cwd: string; env: Record<string, string> };
 async function largerThan(workTree: string, names: Buffer[], maxBytes: number) {
   const out: { name: Buffer; bytes: number }[] = [];
   for (const name of names) {
-    const s = await lstat(Buffer.concat([Buffer.from(`${workTree}${path.sep}`), name])).catch(
-      () => undefined,
-    );
+    const s = await lstat(under(workTree, name)).catch(() => undefined);
     if (s?.isFile() && s.size > maxBytes) out.push({ name, bytes: s.size });
   }
   return out;

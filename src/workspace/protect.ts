@@ -21,6 +21,8 @@ import {
 import path from "node:path";
 import picomatch from "picomatch";
 import type { VerifierSpec } from "../config/types.js";
+import type { PreparedBaseline } from "./baseline.js";
+import { under } from "./git.js";
 import { pathMatcher } from "./path-glob.js";
 
 interface Entry {
@@ -51,10 +53,6 @@ function mayHoldMatches(globs: readonly string[]): (rel: string) => boolean {
     bases.some((b) => b === "" || b === rel || rel.startsWith(`${b}/`) || b.startsWith(`${rel}/`));
 }
 
-/** `root` joined with the exact bytes of `name`. */
-const under = (root: string, name: Buffer) =>
-  name.length === 0 ? Buffer.from(root) : Buffer.concat([Buffer.from(`${root}/`), name]);
-
 async function readDir(abs: Buffer): Promise<Dirent<Buffer>[]> {
   try {
     return await readdir(abs, { withFileTypes: true, encoding: "buffer" });
@@ -66,12 +64,14 @@ async function readDir(abs: Buffer): Promise<Dirent<Buffer>[]> {
   }
 }
 
+type Tree = Map<string, Entry>;
+
 /**
  * Every protected entry of a tree (never following symlinks, never inside the top .git), keyed by
  * its exact bytes (one character per byte). Globs match the UTF-8 reading of the name; a name that
  * is not UTF-8 keeps its own key, so two such names never stand for each other.
  */
-async function walk(root: string, globs: readonly string[]): Promise<Map<string, Entry>> {
+async function walk(root: string, globs: readonly string[]): Promise<Tree> {
   const matches = protectedMatcher(globs);
   const descend = mayHoldMatches(globs);
   const out = new Map<string, Entry>();
@@ -90,6 +90,26 @@ async function walk(root: string, globs: readonly string[]): Promise<Map<string,
   };
   await visit(Buffer.alloc(0));
   return out;
+}
+
+/** Walks of prepared baselines, per set of globs. */
+const baselineWalks = new WeakMap<Pick<PreparedBaseline, "dir">, Map<string, Promise<Tree>>>();
+
+/**
+ * The protected entries of a prepared baseline. It never changes, so it is walked once per set of
+ * globs and the walk is shared by all its attempts; a walk that failed is not kept.
+ */
+function walkBaseline(baseline: Pick<PreparedBaseline, "dir">, globs: readonly string[]): Promise<Tree> {
+  const walks = baselineWalks.get(baseline) ?? new Map<string, Promise<Tree>>();
+  baselineWalks.set(baseline, walks);
+  const key = JSON.stringify(globs);
+  let p = walks.get(key);
+  if (!p) {
+    p = walk(baseline.dir, globs);
+    walks.set(key, p);
+    p.catch(() => walks.delete(key));
+  }
+  return p;
 }
 
 async function sameContent(a: Buffer, b: Buffer, entry: Entry): Promise<boolean> {
@@ -142,12 +162,13 @@ async function putBack(baseline: string, ws: string, entry: Entry): Promise<void
  * a trailing `/`).
  */
 export async function restoreProtected(
-  baseline: string,
+  prepared: Pick<PreparedBaseline, "dir">,
   ws: string,
   globs: readonly string[],
 ): Promise<string[]> {
   if (globs.length === 0) return [];
-  const [before, after] = await Promise.all([walk(baseline, globs), walk(ws, globs)]);
+  const baseline = prepared.dir;
+  const [before, after] = await Promise.all([walkBaseline(prepared, globs), walk(ws, globs)]);
   const changed = new Set<string>();
   // Names are shown as UTF-8 (a byte that is not becomes U+FFFD).
   const label = (e: Entry) => `${e.name.toString("utf8")}${e.kind === "dir" ? "/" : ""}`;

@@ -8,9 +8,8 @@
  * Only mode bits are looked at, so this behaves the same whether evalgate runs as root or not.
  */
 import { chmod, lstat } from "node:fs/promises";
-import path from "node:path";
 import { execa } from "execa";
-import { nulParts } from "./git.js";
+import { nulParts, under } from "./git.js";
 
 /** Nested locked folders are found one level per round; past this many, the capture says so. */
 const MAX_ROUNDS = 64;
@@ -74,7 +73,7 @@ export async function unlockWorkspace(workTree: string): Promise<string[]> {
     const found = await locked(workTree);
     if (found.length === 0) return changed;
     for (const rel of found) {
-      const full = Buffer.concat([Buffer.from(`${workTree}${path.sep}`), rel]);
+      const full = under(workTree, rel);
       const s = await lstat(full);
       await chmod(full, s.mode | (s.isDirectory() ? 0o500 : 0o400));
       changed.push(rel.toString("utf8"));

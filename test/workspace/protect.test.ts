@@ -39,7 +39,7 @@ describe("restoreProtected", () => {
   it("finds nothing when the agent left protected paths alone, and keeps its other changes", async () => {
     const { baseline, ws } = trees(FILES);
     writeFileSync(path.join(ws, "src/cart.js"), "fixed\n");
-    expect(await restoreProtected(baseline, ws, ["test/**"])).toEqual([]);
+    expect(await restoreProtected({ dir: baseline }, ws, ["test/**"])).toEqual([]);
     expect(readFileSync(path.join(ws, "src/cart.js"), "utf8")).toBe("fixed\n");
   });
 
@@ -56,7 +56,7 @@ describe("restoreProtected", () => {
     writeFileSync(path.join(outside, "x.js"), "outside\n");
     rmSync(path.join(ws, "test/helpers"), { recursive: true });
     symlinkSync(outside, path.join(ws, "test/helpers")); // a folder swapped for a symlink out
-    const tampered = await restoreProtected(baseline, ws, ["test/**"]);
+    const tampered = await restoreProtected({ dir: baseline }, ws, ["test/**"]);
     expect(tampered).toEqual([
       "test/cart.test.js",
       "test/extra.test.js",
@@ -74,7 +74,7 @@ describe("restoreProtected", () => {
     expect(readFileSync(path.join(outside, "x.js"), "utf8")).toBe("outside\n");
     expect(existsSync(path.join(outside, "util.js"))).toBe(false);
     // A second look finds the tree as the baseline had it.
-    expect(await restoreProtected(baseline, ws, ["test/**"])).toEqual([]);
+    expect(await restoreProtected({ dir: baseline }, ws, ["test/**"])).toEqual([]);
   });
 
   it("sees a new file the agent hid from git with a .gitignore line, and a file swapped for a folder", async () => {
@@ -84,7 +84,7 @@ describe("restoreProtected", () => {
     rmSync(path.join(ws, "test/cart.test.js"));
     mkdirSync(path.join(ws, "test/cart.test.js"));
     writeFileSync(path.join(ws, "test/cart.test.js/inner"), "x\n");
-    expect(await restoreProtected(baseline, ws, ["test"])).toEqual([
+    expect(await restoreProtected({ dir: baseline }, ws, ["test"])).toEqual([
       "test/cart.test.js",
       "test/cart.test.js/inner",
       "test/sneaky.test.js",
@@ -99,7 +99,7 @@ describe("restoreProtected", () => {
     rmSync(path.join(ws, "test/link.test.js"));
     symlinkSync("/etc/passwd", path.join(ws, "test/link.test.js"));
     writeFileSync(path.join(ws, "pkg/b/b.test.js"), "changed\n");
-    expect(await restoreProtected(baseline, ws, ["**/*.test.js"])).toEqual([
+    expect(await restoreProtected({ dir: baseline }, ws, ["**/*.test.js"])).toEqual([
       "pkg/b/b.test.js",
       "test/link.test.js",
     ]);
@@ -109,7 +109,7 @@ describe("restoreProtected", () => {
   it("never looks inside .git", async () => {
     const { baseline, ws } = trees(FILES);
     writeFileSync(path.join(ws, ".git", "HEAD"), "changed\n");
-    expect(await restoreProtected(baseline, ws, ["**"])).toEqual([]);
+    expect(await restoreProtected({ dir: baseline }, ws, ["**"])).toEqual([]);
   });
 });
 
