@@ -10,7 +10,7 @@ import { mergeBundles } from "./bundle/merge.js";
 import { type Bundle, BundleError, readBundle } from "./bundle/read.js";
 import { loadReportView } from "./bundle/report-view.js";
 import { parsePositiveInt, parseShard, splitList } from "./config/args.js";
-import { ConfigError, UsageError } from "./config/errors.js";
+import { ConfigError, EXIT, UsageError } from "./config/errors.js";
 import { loadPlan } from "./config/plan.js";
 import { StreamLogger } from "./log.js";
 import { newRunId, type RunOptions, runEvals } from "./pipeline.js";
@@ -25,8 +25,6 @@ import { ChildProcessRunner } from "./sandbox/process.js";
 import { checkSolvability } from "./solvable.js";
 import { VERSION } from "./version.js";
 import { repositoryRoot } from "./workspace/git.js";
-
-export const EXIT = { pass: 0, fail: 1, usage: 2, internal: 3 } as const;
 
 export interface CliIO {
   stdout: NodeJS.WriteStream;

@@ -8,7 +8,7 @@ import path from "node:path";
 import { loadReportView } from "../bundle/report-view.js";
 import { writeReports } from "../bundle/reports.js";
 import { writeJson } from "../bundle/write.js";
-import { ConfigError, UsageError } from "../config/errors.js";
+import { ConfigError, EXIT, UsageError } from "../config/errors.js";
 import {
   COMMENT_MAX_CHARS,
   type CommentOptions,
@@ -37,8 +37,6 @@ import {
   writeJobSummary,
 } from "./io.js";
 import { GITHUB_RECORD, type GitHubRecord, type Produced, produceBundle } from "./produce.js";
-
-export const EXIT = { pass: 0, fail: 1, usage: 2, internal: 3 } as const;
 
 export const FORK_RECIPE = "docs/fork-pull-requests.md";
 
