@@ -8,7 +8,7 @@ import { rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { comparisonSummary } from "./bundle/compare.js";
-import { type Bundle, BundleError, readBundle, rowKey } from "./bundle/read.js";
+import { type Bundle, readBundleAs, rowKey } from "./bundle/read.js";
 import { writeReports } from "./bundle/reports.js";
 import { buildSummary, gateFromRows, wireEvals } from "./bundle/summary.js";
 import type { WireIndexRow, WireSummary } from "./bundle/wire.js";
@@ -103,7 +103,7 @@ function redactingLogger(logger: Logger, r: Redactor): Logger {
 export async function runEvals(opts: RunOptions, deps: RunDeps): Promise<RunOutcome> {
   const plan = shardPlan(await loadPlan({ ...opts, checkSecrets: true }), opts.shard);
   for (const note of plan.notes) deps.logger.info(`note: ${note}`);
-  const baseline = opts.baseline ? await readBaseline(opts.baseline) : undefined;
+  const baseline = opts.baseline ? await readBundleAs(opts.baseline, "--baseline") : undefined;
   return runPlan(plan, opts, deps, baseline);
 }
 
@@ -274,13 +274,4 @@ export function shardPlan(plan: Plan, shard: RunOptions["shard"]): Plan {
     cases,
     roots: plan.roots.filter((r) => cases.some((c) => c.rootEvalPath === r.evalPath)),
   };
-}
-
-async function readBaseline(dir: string): Promise<Bundle> {
-  try {
-    return await readBundle(dir);
-  } catch (error) {
-    if (error instanceof BundleError) throw new UsageError(`--baseline: ${error.message}`);
-    throw error;
-  }
 }

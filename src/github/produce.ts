@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { glob } from "tinyglobby";
 import { mergeBundles } from "../bundle/merge.js";
-import { type Bundle, BundleError, readBundle } from "../bundle/read.js";
+import { type Bundle, bundleErrorAsUsage, readBundle, readBundleAs } from "../bundle/read.js";
 import type { WireIndexRow, WireSummary } from "../bundle/wire.js";
 import { ACTION_NAMING } from "../config/args.js";
 import { UsageError } from "../config/errors.js";
@@ -64,15 +64,6 @@ function scratch(env: NodeJS.ProcessEnv, prefix: string): Promise<string> {
   return mkdtemp(path.join(env.RUNNER_TEMP || os.tmpdir(), prefix));
 }
 
-async function readBundleFrom(dir: string, what: string): Promise<Bundle> {
-  try {
-    return await readBundle(dir);
-  } catch (error) {
-    if (error instanceof BundleError) throw new UsageError(`${what}: ${error.message}`);
-    throw error;
-  }
-}
-
 /** The baseline bundle (`baseline` input), or why there is none. */
 async function resolveBaseline(
   inputs: ActionInputs,
@@ -81,7 +72,7 @@ async function resolveBaseline(
 ): Promise<{ bundle?: Bundle; note?: string }> {
   const b = inputs.baseline;
   if (b.kind === "off") return { note: "the comparison is switched off (baseline: off)" };
-  if (b.kind === "path") return { bundle: await readBundleFrom(b.path, "input baseline") };
+  if (b.kind === "path") return { bundle: await readBundleAs(b.path, "input baseline") };
   if (!deps.client) return { note: "no github-token to look up the base branch's runs" };
   const dest = await scratch(deps.env, "evalgate-baseline-");
   const found = await fetchBaseline(deps.client, ctx, inputs.artifactName, dest, deps.logger);
@@ -255,17 +246,17 @@ async function mergeMode(
   const base = await resolveBaseline(inputs, ctx, deps);
   const runId = newRunId();
   const out = path.resolve(inputs.cwd, mode.out ?? path.join(".evalgate", "results", runId));
-  const merged = await mergeBundles({
-    bundles: dirs,
-    out,
-    runId,
-    version: VERSION,
-    naming: ACTION_NAMING,
-    ...(base.bundle ? { baseline: base.bundle } : {}),
-  }).catch((error) => {
-    if (error instanceof BundleError) throw new UsageError(`input merge: ${error.message}`);
-    throw error;
-  });
+  const merged = await bundleErrorAsUsage(
+    mergeBundles({
+      bundles: dirs,
+      out,
+      runId,
+      version: VERSION,
+      naming: ACTION_NAMING,
+      ...(base.bundle ? { baseline: base.bundle } : {}),
+    }),
+    (reason) => `input merge: ${reason}`,
+  );
   return {
     dir: out,
     summary: merged.summary,
@@ -291,7 +282,7 @@ async function reportMode(
   deps: ProduceDeps,
 ): Promise<Produced> {
   if (from !== "workflow-run") {
-    const bundle = await readBundleFrom(path.resolve(inputs.cwd, from), "input bundle");
+    const bundle = await readBundleAs(path.resolve(inputs.cwd, from), "input bundle");
     return publishedFrom(bundle, await readRecord(bundle.dir));
   }
   const wr = ctx.workflowRun;
@@ -320,7 +311,7 @@ async function reportMode(
       explainApiError(error, `downloading artifact ${artifact.name} of run ${wr.id}`, "actions: read"),
     );
   }
-  const bundle = await readBundleFrom(dest, `artifact ${artifact.name} of run ${wr.id}`);
+  const bundle = await readBundleAs(dest, `artifact ${artifact.name} of run ${wr.id}`);
   // The artifact was written by the triggering run, which may be a fork's code: its record is a
   // claim, checked against GitHub before anything is posted (see main.ts).
   const record = await readRecord(dest);
