@@ -36,8 +36,8 @@ export interface RunOptions extends PlanOptions {
   keepWorkspaces?: boolean;
   /** Run only shard `index` of `total` (1-based): round-robin over the cases sorted by identity. */
   shard?: { index: number; total: number };
-  /** A baseline bundle folder to compare with (the base branch's run). */
-  baseline?: string;
+  /** A baseline bundle to compare with (the base branch's run): its folder, or the bundle already read. */
+  baseline?: string | Bundle;
   /** The commit being evaluated (the action passes the PR head). Default: HEAD of projectRoot. */
   gitSha?: string;
   /** More values to redact like the plan's secrets: the action's GitHub token. */
@@ -103,7 +103,8 @@ function redactingLogger(logger: Logger, r: Redactor): Logger {
 export async function runEvals(opts: RunOptions, deps: RunDeps): Promise<RunOutcome> {
   const plan = shardPlan(await loadPlan({ ...opts, checkSecrets: true }), opts.shard);
   for (const note of plan.notes) deps.logger.info(`note: ${note}`);
-  const baseline = opts.baseline ? await readBundleAs(opts.baseline, "--baseline") : undefined;
+  const given = opts.baseline || undefined;
+  const baseline = typeof given === "string" ? await readBundleAs(given, "--baseline") : given;
   return runPlan(plan, opts, deps, baseline);
 }
 

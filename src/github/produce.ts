@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { glob } from "tinyglobby";
 import { mergeBundles } from "../bundle/merge.js";
-import { type Bundle, bundleErrorAsUsage, readBundle, readBundleAs } from "../bundle/read.js";
+import { type Bundle, bundleErrorAsUsage, readBundleAs } from "../bundle/read.js";
 import type { WireIndexRow, WireSummary } from "../bundle/wire.js";
 import { ACTION_NAMING } from "../config/args.js";
 import { UsageError } from "../config/errors.js";
@@ -80,7 +80,7 @@ async function resolveBaseline(
     deps.logger.info(`no baseline: ${found.note}`);
     return { note: found.note };
   }
-  return { bundle: await readBundle(found.dir) };
+  return { bundle: found.bundle };
 }
 
 /**
@@ -153,7 +153,7 @@ async function runMode(
         ...(inputs.token ? { redact: [inputs.token] } : {}),
         // Under pull_request_target the checkout, not the event, says what is evaluated.
         ...(ctx.sha && ctx.eventName !== "pull_request_target" ? { gitSha: ctx.sha } : {}),
-        ...(base.bundle ? { baseline: base.bundle.dir } : {}),
+        ...(base.bundle ? { baseline: base.bundle } : {}),
       },
       { runner: new ChildProcessRunner(), progress: new LineProgress(process.stdout), logger: deps.logger },
     );
