@@ -20,6 +20,7 @@ import { decideCase } from "./gate/case.js";
 import { compareCase } from "./gate/compare.js";
 import type { Logger } from "./log.js";
 import type { Progress } from "./report/console.js";
+import type { ReportView } from "./report/view.js";
 import { type ExecuteResult, executePlan } from "./run/schedule.js";
 import { checkBwrap } from "./sandbox/bwrap.js";
 import { type ProcessRunner, runnerWith } from "./sandbox/process.js";
@@ -58,6 +59,8 @@ export interface RunOutcome {
   plan: Plan;
   /** Every case with its tries and verdict. */
   cases: FinishedCase[];
+  /** The view the bundle's reports were rendered from (every case's evidence loaded). */
+  view: ReportView;
 }
 
 export function newRunId(now = new Date()): string {
@@ -246,8 +249,8 @@ async function executeAndWrite(
     baseline ? comparisonSummary(baseline, rows, filtered) : null,
   );
   const summary = await bundle.writeSummary(built);
-  await writeReports(bundleDir);
-  return { runId, bundleDir, summary, rows, plan, cases: finished };
+  const { view } = await writeReports(bundleDir);
+  return { runId, bundleDir, summary, rows, plan, cases: finished, view };
 }
 
 /**

@@ -6,7 +6,7 @@
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { loadReportView } from "../bundle/report-view.js";
-import { writeReports } from "../bundle/reports.js";
+import { REPORT_FILES } from "../bundle/reports.js";
 import { writeJson } from "../bundle/write.js";
 import { ConfigError, EXIT, UsageError } from "../config/errors.js";
 import {
@@ -187,6 +187,7 @@ async function publish(
     updatedAt: new Date(),
   };
 
+  const view = produced.view ?? (await loadReportView(produced.dir));
   if (produced.made) {
     const record: GitHubRecord = {
       schema: "evalgate.github/v1",
@@ -201,11 +202,10 @@ async function publish(
       baseline_note: produced.baselineNote ?? null,
     };
     await writeJson(path.join(produced.dir, GITHUB_RECORD), record);
+    // comment.md again, now with the run link and the baseline note (before the upload); report.html
+    // and junit.xml do not change.
+    await writeFile(path.join(produced.dir, REPORT_FILES.comment), renderComment(view, base));
   }
-  // The bundle's reports again, now with the run link and the baseline note (before the upload).
-  const view = produced.made
-    ? (await writeReports(produced.dir, base)).view
-    : await loadReportView(produced.dir);
   const shard = view.run.shard;
   const artifact = produced.made ? await upload(produced, inputs, ctx, deps) : undefined;
   if (artifact) {
@@ -228,7 +228,7 @@ async function publish(
     const body = renderComment(view, { ...base, links });
     const gateFailed = view.gate.verdict === "fail";
     if (await postComment(client, inputs, ctx, dest, produced, body, gateFailed, outputs, logger)) {
-      await writeFile(path.join(produced.dir, "comment.md"), body);
+      await writeFile(path.join(produced.dir, REPORT_FILES.comment), body);
     }
     if (inputs.checkName && client && dest.sha) {
       try {

@@ -15,6 +15,7 @@ import { UsageError } from "../config/errors.js";
 import type { Logger } from "../log.js";
 import { newRunId, type RunOptions, runEvals } from "../pipeline.js";
 import { LineProgress } from "../report/console.js";
+import type { ReportView } from "../report/view.js";
 import { ChildProcessRunner } from "../sandbox/process.js";
 import { VERSION } from "../version.js";
 import { git, repositoryRoot } from "../workspace/git.js";
@@ -50,6 +51,8 @@ export interface Produced {
   baselineNote?: string;
   /** This step made the bundle (run, merge), so it uploads it; a published bundle is not uploaded again. */
   made: boolean;
+  /** Set when this step made the bundle: the view its reports were rendered from. */
+  view?: ReportView;
   /** Set when the bundle came from a workflow_run: the PR and commit it belongs to. */
   from?: { pr: number | null; sha: string };
 }
@@ -164,6 +167,7 @@ async function runMode(
     dir: result.bundleDir,
     summary: result.summary,
     rows: result.rows,
+    view: result.view,
     ...(base.bundle ? { baseline: base.bundle } : {}),
     ...(base.note ? { baselineNote: base.note } : {}),
     made: true,
@@ -261,6 +265,7 @@ async function mergeMode(
     dir: out,
     summary: merged.summary,
     rows: merged.rows,
+    view: merged.view,
     ...(base.bundle ? { baseline: base.bundle } : {}),
     ...(base.note ? { baselineNote: base.note } : {}),
     made: true,
