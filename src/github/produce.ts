@@ -23,7 +23,7 @@ import { parseShardArtifactName } from "./artifact.js";
 import { fetchBaseline } from "./baseline.js";
 import { explainApiError, type GitHubClient } from "./client.js";
 import type { EventContext } from "./context.js";
-import { type ArtifactRef, downloadArtifact, listRunArtifacts } from "./download.js";
+import { downloadArtifact, listRunArtifacts } from "./download.js";
 import type { ActionInputs } from "./inputs.js";
 
 /** What the action records beside a bundle it made, for a later workflow_run step. */
@@ -67,12 +67,27 @@ function scratch(env: NodeJS.ProcessEnv, prefix: string): Promise<string> {
   return mkdtemp(path.join(env.RUNNER_TEMP || os.tmpdir(), prefix));
 }
 
+/** `call` to GitHub's Actions API, whose failure stops the step: saying what failed and that it needs actions: read. */
+async function actionsApi<T>(what: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    throw new UsageError(explainApiError(error, what, "actions: read"));
+  }
+}
+
+/** A baseline to compare with, or why there is none. */
+interface Baseline {
+  bundle?: Bundle;
+  note?: string;
+}
+
 /** The baseline bundle (`baseline` input), or why there is none. */
 async function resolveBaseline(
   inputs: ActionInputs,
   ctx: EventContext,
   deps: ProduceDeps,
-): Promise<{ bundle?: Bundle; note?: string }> {
+): Promise<Baseline> {
   const b = inputs.baseline;
   if (b.kind === "off") return { note: "the comparison is switched off (baseline: off)" };
   if (b.kind === "path") return { bundle: await readBundleAs(b.path, "input baseline") };
@@ -163,11 +178,20 @@ async function runMode(
   } finally {
     deps.logger.groupEnd?.();
   }
+  return madeHere(result.bundleDir, result, base);
+}
+
+/** A bundle this step made (run, merge), with the baseline it was compared with or why there was none. */
+function madeHere(
+  dir: string,
+  made: { summary: WireSummary; rows: WireIndexRow[]; view: ReportView },
+  base: Baseline,
+): Produced {
   return {
-    dir: result.bundleDir,
-    summary: result.summary,
-    rows: result.rows,
-    view: result.view,
+    dir,
+    summary: made.summary,
+    rows: made.rows,
+    view: made.view,
     ...(base.bundle ? { baseline: base.bundle } : {}),
     ...(base.note ? { baselineNote: base.note } : {}),
     made: true,
@@ -203,19 +227,16 @@ async function bundleDirs(patterns: string[], cwd: string): Promise<string[]> {
 
 /** This run's shard artifacts (`<artifact-name>-shard-I-of-N`), downloaded. */
 async function downloadShards(inputs: ActionInputs, ctx: EventContext, deps: ProduceDeps): Promise<string[]> {
-  if (!deps.client) throw new UsageError("input merge: artifacts needs the github-token input");
-  if (!ctx.runId)
-    throw new UsageError("input merge: artifacts needs GITHUB_RUN_ID (run it inside a workflow)");
-  const repo = { owner: ctx.owner, repo: ctx.repo };
+  const client = deps.client;
+  const runId = ctx.runId;
+  if (!client) throw new UsageError("input merge: artifacts needs the github-token input");
+  if (!runId) throw new UsageError("input merge: artifacts needs GITHUB_RUN_ID (run it inside a workflow)");
   const root = await scratch(deps.env, "evalgate-shards-");
-  let shards: ArtifactRef[];
-  try {
-    shards = (await listRunArtifacts(deps.client, repo, ctx.runId)).filter((a) =>
+  const shards = await actionsApi("listing this run's shard artifacts", async () =>
+    (await listRunArtifacts(client, ctx, runId)).filter((a) =>
       parseShardArtifactName(a.name, inputs.artifactName),
-    );
-  } catch (error) {
-    throw new UsageError(explainApiError(error, "listing this run's shard artifacts", "actions: read"));
-  }
+    ),
+  );
   if (shards.length === 0) {
     throw new UsageError(
       `input merge: this run has no artifact named ${inputs.artifactName}-shard-I-of-N; run the shard jobs first (needs: [...]) with the same artifact-name`,
@@ -224,13 +245,9 @@ async function downloadShards(inputs: ActionInputs, ctx: EventContext, deps: Pro
   const dirs: string[] = [];
   for (const a of shards.sort((x, y) => x.name.localeCompare(y.name))) {
     const dest = path.join(root, a.name);
-    try {
-      await downloadArtifact(deps.client, repo, a, dest);
-    } catch (error) {
-      throw new UsageError(
-        explainApiError(error, `downloading the shard artifact ${a.name}`, "actions: read"),
-      );
-    }
+    await actionsApi(`downloading the shard artifact ${a.name}`, () =>
+      downloadArtifact(client, ctx, a, dest),
+    );
     dirs.push(dest);
   }
   deps.logger.info(`merging ${dirs.length} shard artifacts: ${shards.map((a) => a.name).join(", ")}`);
@@ -261,15 +278,7 @@ async function mergeMode(
     }),
     (reason) => `input merge: ${reason}`,
   );
-  return {
-    dir: out,
-    summary: merged.summary,
-    rows: merged.rows,
-    view: merged.view,
-    ...(base.bundle ? { baseline: base.bundle } : {}),
-    ...(base.note ? { baselineNote: base.note } : {}),
-    made: true,
-  };
+  return madeHere(out, merged, base);
 }
 
 async function readRecord(dir: string): Promise<Partial<GitHubRecord>> {
@@ -293,29 +302,20 @@ async function reportMode(
   const wr = ctx.workflowRun;
   if (!wr)
     throw new UsageError("input bundle: workflow-run works only in a workflow triggered by workflow_run");
-  if (!deps.client) throw new UsageError("input bundle: workflow-run needs the github-token input");
-  const repo = { owner: ctx.owner, repo: ctx.repo };
-  let artifact: ArtifactRef | undefined;
-  try {
-    artifact = (await listRunArtifacts(deps.client, repo, wr.id, inputs.artifactName)).find(
-      (a) => !a.expired,
-    );
-  } catch (error) {
-    throw new UsageError(explainApiError(error, `listing the artifacts of run ${wr.id}`, "actions: read"));
-  }
+  const client = deps.client;
+  if (!client) throw new UsageError("input bundle: workflow-run needs the github-token input");
+  const artifact = await actionsApi(`listing the artifacts of run ${wr.id}`, async () =>
+    (await listRunArtifacts(client, ctx, wr.id, inputs.artifactName)).find((a) => !a.expired),
+  );
   if (!artifact) {
     throw new UsageError(
       `input bundle: run ${wr.id} has no artifact named ${inputs.artifactName} (did its evalgate step run, with the same artifact-name?)`,
     );
   }
   const dest = await scratch(deps.env, "evalgate-bundle-");
-  try {
-    await downloadArtifact(deps.client, repo, artifact, dest);
-  } catch (error) {
-    throw new UsageError(
-      explainApiError(error, `downloading artifact ${artifact.name} of run ${wr.id}`, "actions: read"),
-    );
-  }
+  await actionsApi(`downloading artifact ${artifact.name} of run ${wr.id}`, () =>
+    downloadArtifact(client, ctx, artifact, dest),
+  );
   const bundle = await readBundleAs(dest, `artifact ${artifact.name} of run ${wr.id}`);
   // The artifact was written by the triggering run, which may be a fork's code: its record is a
   // claim, checked against GitHub before anything is posted (see main.ts).
