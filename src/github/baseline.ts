@@ -11,7 +11,7 @@ import type { EventContext } from "./context.js";
 import { type ArtifactRef, DownloadError, downloadArtifact, listRunArtifacts } from "./download.js";
 
 export type BaselineResult =
-  | { dir: string; bundle: Bundle; runId: number; artifact: ArtifactRef; note?: undefined }
+  | { dir: string; bundle: Bundle; note?: undefined }
   | { dir?: undefined; bundle?: undefined; note: string };
 
 /** How many of the base branch's latest successful runs are searched for a bundle artifact. */
@@ -85,7 +85,7 @@ export async function fetchBaseline(
       logger.info(
         `baseline: artifact ${live.name} of run ${run.run_number} on ${ctx.baseBranch} (${run.head_sha.slice(0, 7)})`,
       );
-      return { dir: dest, bundle, runId: run.id, artifact: live };
+      return { dir: dest, bundle };
     } catch (error) {
       if (error instanceof DownloadError && error.status === 410) {
         expired ??= { run: run.run_number };

@@ -18,8 +18,6 @@ export interface ArtifactRef {
   id: number;
   name: string;
   expired: boolean;
-  size: number;
-  runId: number;
 }
 
 /** A download that failed for a reason worth telling the user (expired, forbidden, too large). */
@@ -49,7 +47,7 @@ export async function listRunArtifacts(
   });
   return all
     .filter((a) => !name || a.name === name)
-    .map((a) => ({ id: a.id, name: a.name, expired: a.expired, size: a.size_in_bytes, runId }));
+    .map((a) => ({ id: a.id, name: a.name, expired: a.expired }));
 }
 
 const MAX_ZIP_BYTES = 2 * 1024 ** 3;

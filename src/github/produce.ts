@@ -9,7 +9,7 @@ import path from "node:path";
 import { glob } from "tinyglobby";
 import { mergeBundles } from "../bundle/merge.js";
 import { type Bundle, bundleErrorAsUsage, readBundleAs } from "../bundle/read.js";
-import type { WireIndexRow, WireSummary } from "../bundle/wire.js";
+import type { WireSummary } from "../bundle/wire.js";
 import { ACTION_NAMING } from "../config/args.js";
 import { UsageError } from "../config/errors.js";
 import type { Logger } from "../log.js";
@@ -44,7 +44,6 @@ export interface GitHubRecord {
 export interface Produced {
   dir: string;
   summary: WireSummary;
-  rows: WireIndexRow[];
   /** The baseline compared with, if any. */
   baseline?: Bundle;
   /** Why there is no baseline. */
@@ -182,15 +181,10 @@ async function runMode(
 }
 
 /** A bundle this step made (run, merge), with the baseline it was compared with or why there was none. */
-function madeHere(
-  dir: string,
-  made: { summary: WireSummary; rows: WireIndexRow[]; view: ReportView },
-  base: Baseline,
-): Produced {
+function madeHere(dir: string, made: { summary: WireSummary; view: ReportView }, base: Baseline): Produced {
   return {
     dir,
     summary: made.summary,
-    rows: made.rows,
     view: made.view,
     ...(base.bundle ? { baseline: base.bundle } : {}),
     ...(base.note ? { baselineNote: base.note } : {}),
@@ -329,7 +323,6 @@ function publishedFrom(bundle: Bundle, record: Partial<GitHubRecord>): Produced 
   return {
     dir: bundle.dir,
     summary: bundle.summary,
-    rows: bundle.rows,
     ...(typeof record.baseline_note === "string" ? { baselineNote: record.baseline_note } : {}),
     made: false,
   };
