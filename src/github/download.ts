@@ -12,7 +12,7 @@ import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ArchiveLimits } from "../config/types.js";
 import { ArchiveRefused, unpackArchive } from "../workspace/archive.js";
-import type { GitHubClient } from "./client.js";
+import { apiStatus, type GitHubClient } from "./client.js";
 
 export interface ArtifactRef {
   id: number;
@@ -71,8 +71,7 @@ export async function downloadArtifact(
     });
     location = (res.headers as Record<string, string | undefined>).location;
   } catch (error) {
-    const status = (error as { status?: number }).status;
-    if (status === 410) throw new DownloadError(`artifact ${artifact.name} has expired`, 410);
+    if (apiStatus(error) === 410) throw new DownloadError(`artifact ${artifact.name} has expired`, 410);
     throw error;
   }
   if (!location) throw new DownloadError(`GitHub gave no download address for artifact ${artifact.name}`);

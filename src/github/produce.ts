@@ -6,7 +6,7 @@ import { existsSync } from "node:fs";
 import { mkdtemp, readdir, readFile, stat } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { glob } from "tinyglobby";
+import { glob, isDynamicPattern } from "tinyglobby";
 import { mergeBundles } from "../bundle/merge.js";
 import { type Bundle, bundleErrorAsUsage, readBundleAs } from "../bundle/read.js";
 import type { WireSummary } from "../bundle/wire.js";
@@ -196,7 +196,7 @@ function madeHere(dir: string, made: { summary: WireSummary; view: ReportView },
 async function bundleDirs(patterns: string[], cwd: string): Promise<string[]> {
   const dirs: string[] = [];
   for (const p of patterns) {
-    const matches = /[*?[{]/.test(p)
+    const matches = isDynamicPattern(p)
       ? (await glob(p, { cwd, onlyDirectories: true, absolute: true, expandDirectories: false })).sort()
       : [path.resolve(cwd, p)];
     if (matches.length === 0) throw new UsageError(`input merge: ${p} matches no folder`);
@@ -216,7 +216,7 @@ async function bundleDirs(patterns: string[], cwd: string): Promise<string[]> {
       dirs.push(...inner);
     }
   }
-  return dirs.map((d) => path.resolve(d).replace(/\/+$/, ""));
+  return dirs.map((d) => path.resolve(d));
 }
 
 /** This run's shard artifacts (`<artifact-name>-shard-I-of-N`), downloaded. */
