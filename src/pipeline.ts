@@ -5,7 +5,6 @@
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { rm } from "node:fs/promises";
-import os from "node:os";
 import path from "node:path";
 import { comparisonSummary } from "./bundle/compare.js";
 import { type Bundle, readBundleAs, rowKey } from "./bundle/read.js";
@@ -28,6 +27,7 @@ import type { Redactor } from "./sandbox/redact.js";
 import { runSecrets } from "./sandbox/secrets.js";
 import { VERSION } from "./version.js";
 import { git } from "./workspace/git.js";
+import { tempRoot } from "./workspace/temp.js";
 
 export interface RunOptions extends PlanOptions {
   /** The bundle folder. Default: .evalgate/results/<run_id> under cwd. */
@@ -163,9 +163,7 @@ async function executeAndWrite(
   const startedAt = new Date();
   const runId = newRunId(startedAt);
   const bundleDir = path.resolve(opts.cwd, opts.out ?? path.join(".evalgate", "results", runId));
-  const workRoot = path.resolve(
-    opts.workDir ?? path.join(process.env.RUNNER_TEMP || os.tmpdir(), `evalgate-${runId}`),
-  );
+  const workRoot = path.resolve(opts.workDir ?? path.join(tempRoot(), `evalgate-${runId}`));
   if (opts.out !== undefined) await checkNewBundleFolder(bundleDir, opts.out, opts.naming);
   const bundle = new BundleWriter(bundleDir, redactor);
   await bundle.init();

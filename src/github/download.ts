@@ -6,12 +6,12 @@
  */
 import { createWriteStream } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
-import os from "node:os";
 import path from "node:path";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ArchiveLimits } from "../config/types.js";
 import { ArchiveRefused, unpackArchive } from "../workspace/archive.js";
+import { tempRoot } from "../workspace/temp.js";
 import { apiStatus, type GitHubClient } from "./client.js";
 
 export interface ArtifactRef {
@@ -58,7 +58,7 @@ export async function downloadArtifact(
   repo: { owner: string; repo: string },
   artifact: { id: number; name: string },
   dest: string,
-  tmpRoot: string = process.env.RUNNER_TEMP || os.tmpdir(),
+  tmpRoot: string = tempRoot(),
 ): Promise<void> {
   let location: string | undefined;
   try {

@@ -4,7 +4,6 @@
  */
 import { existsSync } from "node:fs";
 import { mkdtemp, readdir, readFile, stat } from "node:fs/promises";
-import os from "node:os";
 import path from "node:path";
 import { glob, isDynamicPattern } from "tinyglobby";
 import { mergeBundles } from "../bundle/merge.js";
@@ -19,6 +18,7 @@ import type { ReportView } from "../report/view.js";
 import { ChildProcessRunner } from "../sandbox/process.js";
 import { VERSION } from "../version.js";
 import { git, repositoryRoot } from "../workspace/git.js";
+import { tempRoot } from "../workspace/temp.js";
 import { parseShardArtifactName } from "./artifact.js";
 import { fetchBaseline } from "./baseline.js";
 import { explainApiError, type GitHubClient } from "./client.js";
@@ -63,7 +63,7 @@ export interface ProduceDeps {
 }
 
 function scratch(env: NodeJS.ProcessEnv, prefix: string): Promise<string> {
-  return mkdtemp(path.join(env.RUNNER_TEMP || os.tmpdir(), prefix));
+  return mkdtemp(path.join(tempRoot(env), prefix));
 }
 
 /** `call` to GitHub's Actions API, whose failure stops the step: saying what failed and that it needs actions: read. */
@@ -240,7 +240,7 @@ async function downloadShards(inputs: ActionInputs, ctx: EventContext, deps: Pro
   for (const a of shards.sort((x, y) => x.name.localeCompare(y.name))) {
     const dest = path.join(root, a.name);
     await actionsApi(`downloading the shard artifact ${a.name}`, () =>
-      downloadArtifact(client, ctx, a, dest),
+      downloadArtifact(client, ctx, a, dest, tempRoot(deps.env)),
     );
     dirs.push(dest);
   }
@@ -308,7 +308,7 @@ async function reportMode(
   }
   const dest = await scratch(deps.env, "evalgate-bundle-");
   await actionsApi(`downloading artifact ${artifact.name} of run ${wr.id}`, () =>
-    downloadArtifact(client, ctx, artifact, dest),
+    downloadArtifact(client, ctx, artifact, dest, tempRoot(deps.env)),
   );
   const bundle = await readBundleAs(dest, `artifact ${artifact.name} of run ${wr.id}`);
   // The artifact was written by the triggering run, which may be a fork's code: its record is a
