@@ -217,34 +217,38 @@ async function publish(
     ...(artifact?.url ? { artifact: artifact.url, artifactName: artifact.name } : {}),
   };
 
-  const dest = await destination(produced, ctx, client, logger);
   if (shard) {
     logger.info(
       `shard ${shard.index}/${shard.total}: no comment or check run; the merge step (merge: artifacts) decides the gate and reports`,
     );
-  } else if (dest.readOnly) {
-    if (inputs.comment !== "off" || inputs.checkName) logger.notice(forkNotice(dest.readOnly));
   } else {
-    const body = renderComment(view, { ...base, links });
-    const gateFailed = view.gate.verdict === "fail";
-    if (await postComment(client, inputs, ctx, dest, produced, body, gateFailed, outputs, logger)) {
-      await writeFile(path.join(produced.dir, REPORT_FILES.comment), body);
-    }
-    if (inputs.checkName && client && dest.sha) {
-      try {
-        const check = await publishCheckRun(client, {
-          owner: ctx.owner,
-          repo: ctx.repo,
-          name: inputs.checkName,
-          headSha: dest.sha,
-          summary: view,
-          body: renderComment(view, { ...base, links, maxChars: CHECK_SUMMARY_LIMIT }),
-          ...(run ? { detailsUrl: run } : {}),
-        });
-        outputs["check-run-id"] = String(check.id);
-        logger.info(`check run "${inputs.checkName}" created on ${dest.sha.slice(0, 7)}`);
-      } catch (error) {
-        logger.warn(explainApiError(error, `creating the check run "${inputs.checkName}"`, "checks: write"));
+    const dest = await destination(produced, ctx, client, logger);
+    if (dest.readOnly) {
+      if (inputs.comment !== "off" || inputs.checkName) logger.notice(forkNotice(dest.readOnly));
+    } else {
+      const body = renderComment(view, { ...base, links });
+      const gateFailed = view.gate.verdict === "fail";
+      if (await postComment(client, inputs, ctx, dest, produced, body, gateFailed, outputs, logger)) {
+        await writeFile(path.join(produced.dir, REPORT_FILES.comment), body);
+      }
+      if (inputs.checkName && client && dest.sha) {
+        try {
+          const check = await publishCheckRun(client, {
+            owner: ctx.owner,
+            repo: ctx.repo,
+            name: inputs.checkName,
+            headSha: dest.sha,
+            summary: view,
+            body: renderComment(view, { ...base, links, maxChars: CHECK_SUMMARY_LIMIT }),
+            ...(run ? { detailsUrl: run } : {}),
+          });
+          outputs["check-run-id"] = String(check.id);
+          logger.info(`check run "${inputs.checkName}" created on ${dest.sha.slice(0, 7)}`);
+        } catch (error) {
+          logger.warn(
+            explainApiError(error, `creating the check run "${inputs.checkName}"`, "checks: write"),
+          );
+        }
       }
     }
   }
