@@ -7,10 +7,10 @@ import path from "node:path";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { compareBundles } from "./bundle/compare.js";
 import { mergeBundles } from "./bundle/merge.js";
-import { type Bundle, BundleError, readBundle } from "./bundle/read.js";
+import { type Bundle, bundleErrorAsUsage, readBundleAs } from "./bundle/read.js";
 import { loadReportView } from "./bundle/report-view.js";
 import { parsePositiveInt, parseShard, splitList } from "./config/args.js";
-import { ConfigError, UsageError } from "./config/errors.js";
+import { ConfigError, EXIT, UsageError } from "./config/errors.js";
 import { loadPlan } from "./config/plan.js";
 import { StreamLogger } from "./log.js";
 import { newRunId, type RunOptions, runEvals } from "./pipeline.js";
@@ -25,8 +25,6 @@ import { ChildProcessRunner } from "./sandbox/process.js";
 import { checkSolvability } from "./solvable.js";
 import { VERSION } from "./version.js";
 import { repositoryRoot } from "./workspace/git.js";
-
-export const EXIT = { pass: 0, fail: 1, usage: 2, internal: 3 } as const;
 
 export interface CliIO {
   stdout: NodeJS.WriteStream;
@@ -54,13 +52,8 @@ function isCi(env: NodeJS.ProcessEnv): boolean {
   return Boolean(env.CI || env.GITHUB_ACTIONS);
 }
 
-async function readBundleArg(dir: string, cwd: string): Promise<Bundle> {
-  try {
-    return await readBundle(path.resolve(cwd, dir));
-  } catch (error) {
-    if (error instanceof BundleError) throw new UsageError(error.message);
-    throw error;
-  }
+function readBundleArg(dir: string, cwd: string): Promise<Bundle> {
+  return readBundleAs(path.resolve(cwd, dir));
 }
 
 class Exit extends Error {
@@ -262,12 +255,10 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
         const bundle = await readBundleArg(bundlePath, cwd);
         text = `${JSON.stringify({ summary: bundle.summary, rows: bundle.rows }, null, 2)}\n`;
       } else {
-        const view = await loadReportView(dir, { evidence: o.format === "html" ? "all" : "problems" }).catch(
-          (error) => {
-            // Name the folder as the user typed it.
-            if (error instanceof BundleError) throw new UsageError(error.message.replaceAll(dir, bundlePath));
-            throw error;
-          },
+        const view = await bundleErrorAsUsage(
+          loadReportView(dir, { evidence: o.format === "html" ? "all" : "problems" }),
+          // Name the folder as the user typed it.
+          (reason) => reason.replaceAll(dir, bundlePath),
         );
         text =
           o.format === "html"
@@ -295,16 +286,15 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
     .option("--json", "print the merged summary.json on stdout")
     .action(async (bundles: string[], o: { out: string; baseline?: string; json?: boolean }) => {
       const baseline = o.baseline ? await readBundleArg(o.baseline, cwd) : undefined;
-      const merged = await mergeBundles({
-        bundles: bundles.map((b) => path.resolve(cwd, b)),
-        out: path.resolve(cwd, o.out),
-        runId: newRunId(),
-        version: VERSION,
-        ...(baseline ? { baseline } : {}),
-      }).catch((error) => {
-        if (error instanceof BundleError) throw new UsageError(error.message);
-        throw error;
-      });
+      const merged = await bundleErrorAsUsage(
+        mergeBundles({
+          bundles: bundles.map((b) => path.resolve(cwd, b)),
+          out: path.resolve(cwd, o.out),
+          runId: newRunId(),
+          version: VERSION,
+          ...(baseline ? { baseline } : {}),
+        }),
+      );
       if (o.json) stdout.write(`${JSON.stringify(merged.summary, null, 2)}\n`);
       else
         stdout.write(

@@ -5,10 +5,9 @@
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { rm } from "node:fs/promises";
-import os from "node:os";
 import path from "node:path";
 import { comparisonSummary } from "./bundle/compare.js";
-import { type Bundle, BundleError, readBundle, rowKey } from "./bundle/read.js";
+import { type Bundle, readBundleAs, rowKey } from "./bundle/read.js";
 import { writeReports } from "./bundle/reports.js";
 import { buildSummary, gateFromRows, wireEvals } from "./bundle/summary.js";
 import type { WireIndexRow, WireSummary } from "./bundle/wire.js";
@@ -20,6 +19,7 @@ import { decideCase } from "./gate/case.js";
 import { compareCase } from "./gate/compare.js";
 import type { Logger } from "./log.js";
 import type { Progress } from "./report/console.js";
+import type { ReportView } from "./report/view.js";
 import { type ExecuteResult, executePlan } from "./run/schedule.js";
 import { checkBwrap } from "./sandbox/bwrap.js";
 import { type ProcessRunner, runnerWith } from "./sandbox/process.js";
@@ -27,6 +27,7 @@ import type { Redactor } from "./sandbox/redact.js";
 import { runSecrets } from "./sandbox/secrets.js";
 import { VERSION } from "./version.js";
 import { git } from "./workspace/git.js";
+import { tempRoot } from "./workspace/temp.js";
 
 export interface RunOptions extends PlanOptions {
   /** The bundle folder. Default: .evalgate/results/<run_id> under cwd. */
@@ -36,8 +37,8 @@ export interface RunOptions extends PlanOptions {
   keepWorkspaces?: boolean;
   /** Run only shard `index` of `total` (1-based): round-robin over the cases sorted by identity. */
   shard?: { index: number; total: number };
-  /** A baseline bundle folder to compare with (the base branch's run). */
-  baseline?: string;
+  /** A baseline bundle to compare with (the base branch's run): its folder, or the bundle already read. */
+  baseline?: string | Bundle;
   /** The commit being evaluated (the action passes the PR head). Default: HEAD of projectRoot. */
   gitSha?: string;
   /** More values to redact like the plan's secrets: the action's GitHub token. */
@@ -58,6 +59,8 @@ export interface RunOutcome {
   plan: Plan;
   /** Every case with its tries and verdict. */
   cases: FinishedCase[];
+  /** The view the bundle's reports were rendered from (every case's evidence loaded). */
+  view: ReportView;
 }
 
 export function newRunId(now = new Date()): string {
@@ -103,7 +106,8 @@ function redactingLogger(logger: Logger, r: Redactor): Logger {
 export async function runEvals(opts: RunOptions, deps: RunDeps): Promise<RunOutcome> {
   const plan = shardPlan(await loadPlan({ ...opts, checkSecrets: true }), opts.shard);
   for (const note of plan.notes) deps.logger.info(`note: ${note}`);
-  const baseline = opts.baseline ? await readBaseline(opts.baseline) : undefined;
+  const given = opts.baseline || undefined;
+  const baseline = typeof given === "string" ? await readBundleAs(given, "--baseline") : given;
   return runPlan(plan, opts, deps, baseline);
 }
 
@@ -159,9 +163,7 @@ async function executeAndWrite(
   const startedAt = new Date();
   const runId = newRunId(startedAt);
   const bundleDir = path.resolve(opts.cwd, opts.out ?? path.join(".evalgate", "results", runId));
-  const workRoot = path.resolve(
-    opts.workDir ?? path.join(process.env.RUNNER_TEMP || os.tmpdir(), `evalgate-${runId}`),
-  );
+  const workRoot = path.resolve(opts.workDir ?? path.join(tempRoot(), `evalgate-${runId}`));
   if (opts.out !== undefined) await checkNewBundleFolder(bundleDir, opts.out, opts.naming);
   const bundle = new BundleWriter(bundleDir, redactor);
   await bundle.init();
@@ -245,8 +247,8 @@ async function executeAndWrite(
     baseline ? comparisonSummary(baseline, rows, filtered) : null,
   );
   const summary = await bundle.writeSummary(built);
-  await writeReports(bundleDir);
-  return { runId, bundleDir, summary, rows, plan, cases: finished };
+  const { view } = await writeReports(bundleDir);
+  return { runId, bundleDir, summary, rows, plan, cases: finished, view };
 }
 
 /**
@@ -274,13 +276,4 @@ export function shardPlan(plan: Plan, shard: RunOptions["shard"]): Plan {
     cases,
     roots: plan.roots.filter((r) => cases.some((c) => c.rootEvalPath === r.evalPath)),
   };
-}
-
-async function readBaseline(dir: string): Promise<Bundle> {
-  try {
-    return await readBundle(dir);
-  } catch (error) {
-    if (error instanceof BundleError) throw new UsageError(`--baseline: ${error.message}`);
-    throw error;
-  }
 }

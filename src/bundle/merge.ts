@@ -6,6 +6,7 @@ import { cp, mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { CLI_NAMING, type OptionNaming } from "../config/args.js";
 import { UsageError } from "../config/errors.js";
+import type { ReportView } from "../report/view.js";
 import { applyBaseline, comparisonSummary } from "./compare.js";
 import { type Bundle, readBundle, rowKey } from "./read.js";
 import { writeReports } from "./reports.js";
@@ -54,7 +55,7 @@ export function checkShards(shards: readonly Bundle[], naming: OptionNaming = CL
 
 export async function mergeBundles(
   opts: MergeOptions,
-): Promise<{ summary: WireSummary; rows: WireIndexRow[] }> {
+): Promise<{ summary: WireSummary; rows: WireIndexRow[]; view: ReportView }> {
   if (opts.bundles.length === 0) throw new UsageError("merge needs at least one bundle");
   const shards = await Promise.all(opts.bundles.map((b) => readBundle(b)));
   checkShards(shards, opts.naming);
@@ -123,8 +124,9 @@ export async function mergeBundles(
     rows.map((r) => JSON.stringify(r)).join("\n") + (rows.length ? "\n" : ""),
   );
   await writeJson(path.join(out, "summary.json"), summary);
-  await writeReports(out);
-  return { summary, rows };
+  // The view the reports were rendered from, to render more from (the action's comment).
+  const { view } = await writeReports(out);
+  return { summary, rows, view };
 }
 
 /** Without a new baseline, the shards' own comparisons add up (none of them can know removals). */

@@ -1,6 +1,7 @@
 /** Reading a run bundle written by evalgate (for comparison, reports and merging). */
 import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
+import { UsageError } from "../config/errors.js";
 import { SUMMARY_SCHEMA, type WireIndexRow, type WireSummary } from "./wire.js";
 
 export class BundleError extends Error {
@@ -65,4 +66,25 @@ export async function readBundle(dir: string): Promise<Bundle> {
     rows.push(row as WireIndexRow);
   });
   return { dir: abs, summary, rows };
+}
+
+/**
+ * `work` on bundles the user named: a BundleError in it is their mistake (a UsageError, exit 2),
+ * its message passed through `message`.
+ */
+export async function bundleErrorAsUsage<T>(
+  work: Promise<T>,
+  message: (reason: string) => string = (reason) => reason,
+): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (error instanceof BundleError) throw new UsageError(message(error.message));
+    throw error;
+  }
+}
+
+/** Reads a bundle the user named; a folder that is not one is a UsageError, `label: ` before the reason. */
+export function readBundleAs(dir: string, label?: string): Promise<Bundle> {
+  return bundleErrorAsUsage(readBundle(dir), (reason) => (label ? `${label}: ${reason}` : reason));
 }

@@ -1,7 +1,7 @@
 /**
  * The bundle's report files (SPEC §4): comment.md (the PR comment), report.html and junit.xml,
- * written at the end of every run and merge. The action calls it again with links once it knows
- * the workflow run and the artifact, so comment.md is the comment as posted.
+ * written at the end of every run and merge. The action rewrites comment.md from the returned view
+ * with links once it knows the workflow run and the artifact, so comment.md is the comment as posted.
  */
 import { writeFile } from "node:fs/promises";
 import path from "node:path";

@@ -33,6 +33,9 @@ export class ConfigError extends Error {
   }
 }
 
+/** Exit status of the CLI and the action: the gate's verdict, a user's mistake, or a bug. */
+export const EXIT = { pass: 0, fail: 1, usage: 2, internal: 3 } as const;
+
 /** A wrong command line (unknown flag value, bad --shard). Exits 2 like a ConfigError. */
 export class UsageError extends Error {
   constructor(message: string) {

@@ -4,15 +4,15 @@
  * `actions: read`, a download error) ends in a note for the comment, never in a failed step.
  */
 import path from "node:path";
-import { BundleError, readBundle } from "../bundle/read.js";
+import { type Bundle, BundleError, readBundle } from "../bundle/read.js";
 import type { Logger } from "../log.js";
 import { apiStatus, explainApiError, type GitHubClient } from "./client.js";
 import type { EventContext } from "./context.js";
 import { type ArtifactRef, DownloadError, downloadArtifact, listRunArtifacts } from "./download.js";
 
 export type BaselineResult =
-  | { dir: string; runId: number; artifact: ArtifactRef; note?: undefined }
-  | { dir?: undefined; note: string };
+  | { dir: string; bundle: Bundle; note?: undefined }
+  | { dir?: undefined; bundle?: undefined; note: string };
 
 /** How many of the base branch's latest successful runs are searched for a bundle artifact. */
 const RUNS_SEARCHED = 10;
@@ -81,11 +81,11 @@ export async function fetchBaseline(
     }
     try {
       await downloadArtifact(client, repo, live, dest);
-      await readBundle(dest);
+      const bundle = await readBundle(dest);
       logger.info(
         `baseline: artifact ${live.name} of run ${run.run_number} on ${ctx.baseBranch} (${run.head_sha.slice(0, 7)})`,
       );
-      return { dir: dest, runId: run.id, artifact: live };
+      return { dir: dest, bundle };
     } catch (error) {
       if (error instanceof DownloadError && error.status === 410) {
         expired ??= { run: run.run_number };

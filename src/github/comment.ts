@@ -4,7 +4,7 @@
  * and updated in place.
  */
 import type { WireSummary } from "../bundle/wire.js";
-import type { GitHubClient } from "./client.js";
+import { apiStatus, type GitHubClient } from "./client.js";
 import type { CommentMode } from "./inputs.js";
 
 export interface IssueRef {
@@ -76,7 +76,7 @@ export async function upsertStickyComment(
       return { comment: { id: data.id, url: data.html_url }, created: false };
     } catch (error) {
       // Deleted between the search and the update: post a new one.
-      if ((error as { status?: number }).status !== 404) throw error;
+      if (apiStatus(error) !== 404) throw error;
     }
   }
   const { data } = await client.rest.issues.createComment({

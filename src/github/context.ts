@@ -20,8 +20,6 @@ export interface PullRequestInfo {
 export interface WorkflowRunInfo {
   id: number;
   headSha: string;
-  event: string;
-  headRepo: string | null;
   /** Empty for pull requests from forks (GitHub leaves the list empty there). */
   pullRequests: number[];
 }
@@ -118,8 +116,6 @@ export function eventContext(env: NodeJS.ProcessEnv, payload: Json): EventContex
     workflowRun = {
       id: num(wr.id) ?? 0,
       headSha: str(wr.head_sha) ?? "",
-      event: str(wr.event) ?? "",
-      headRepo: str(obj(wr.head_repository).full_name),
       pullRequests: (Array.isArray(wr.pull_requests) ? wr.pull_requests : [])
         .map((p) => num(obj(p).number))
         .filter((n): n is number => n !== null),

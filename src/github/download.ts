@@ -6,20 +6,18 @@
  */
 import { createWriteStream } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
-import os from "node:os";
 import path from "node:path";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ArchiveLimits } from "../config/types.js";
 import { ArchiveRefused, unpackArchive } from "../workspace/archive.js";
-import type { GitHubClient } from "./client.js";
+import { tempRoot } from "../workspace/temp.js";
+import { apiStatus, type GitHubClient } from "./client.js";
 
 export interface ArtifactRef {
   id: number;
   name: string;
   expired: boolean;
-  size: number;
-  runId: number;
 }
 
 /** A download that failed for a reason worth telling the user (expired, forbidden, too large). */
@@ -49,7 +47,7 @@ export async function listRunArtifacts(
   });
   return all
     .filter((a) => !name || a.name === name)
-    .map((a) => ({ id: a.id, name: a.name, expired: a.expired, size: a.size_in_bytes, runId }));
+    .map((a) => ({ id: a.id, name: a.name, expired: a.expired }));
 }
 
 const MAX_ZIP_BYTES = 2 * 1024 ** 3;
@@ -60,7 +58,7 @@ export async function downloadArtifact(
   repo: { owner: string; repo: string },
   artifact: { id: number; name: string },
   dest: string,
-  tmpRoot: string = process.env.RUNNER_TEMP || os.tmpdir(),
+  tmpRoot: string = tempRoot(),
 ): Promise<void> {
   let location: string | undefined;
   try {
@@ -73,8 +71,7 @@ export async function downloadArtifact(
     });
     location = (res.headers as Record<string, string | undefined>).location;
   } catch (error) {
-    const status = (error as { status?: number }).status;
-    if (status === 410) throw new DownloadError(`artifact ${artifact.name} has expired`, 410);
+    if (apiStatus(error) === 410) throw new DownloadError(`artifact ${artifact.name} has expired`, 410);
     throw error;
   }
   if (!location) throw new DownloadError(`GitHub gave no download address for artifact ${artifact.name}`);

@@ -119,13 +119,9 @@ export function parseInputs(get: InputReader, opts: { workspace: string }): Acti
       `input artifact-name: ${JSON.stringify(artifactName)} has a character artifacts cannot use (" : < > | * ? \\ / or a new line)`,
     );
   }
-  const retention = get("retention-days");
-  let retentionDays: number | undefined;
-  if (retention !== "") {
-    retentionDays = parsePositiveInt(retention, "input retention-days");
-    if (retentionDays > 90)
-      throw new UsageError("input retention-days: at most 90 days (GitHub's limit for artifacts)");
-  }
+  const retentionDays = optionalInt(get, "retention-days");
+  if (retentionDays !== undefined && retentionDays > 90)
+    throw new UsageError("input retention-days: at most 90 days (GitHub's limit for artifacts)");
 
   const commentKey = get("comment-key") || "default";
   if (!/^[A-Za-z0-9._-]+$/.test(commentKey)) {

@@ -6,9 +6,9 @@
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { loadReportView } from "../bundle/report-view.js";
-import { writeReports } from "../bundle/reports.js";
+import { REPORT_FILES } from "../bundle/reports.js";
 import { writeJson } from "../bundle/write.js";
-import { ConfigError, UsageError } from "../config/errors.js";
+import { ConfigError, EXIT, UsageError } from "../config/errors.js";
 import {
   COMMENT_MAX_CHARS,
   type CommentOptions,
@@ -37,8 +37,6 @@ import {
   writeJobSummary,
 } from "./io.js";
 import { GITHUB_RECORD, type GitHubRecord, type Produced, produceBundle } from "./produce.js";
-
-export const EXIT = { pass: 0, fail: 1, usage: 2, internal: 3 } as const;
 
 export const FORK_RECIPE = "docs/fork-pull-requests.md";
 
@@ -189,6 +187,7 @@ async function publish(
     updatedAt: new Date(),
   };
 
+  const view = produced.view ?? (await loadReportView(produced.dir));
   if (produced.made) {
     const record: GitHubRecord = {
       schema: "evalgate.github/v1",
@@ -203,11 +202,10 @@ async function publish(
       baseline_note: produced.baselineNote ?? null,
     };
     await writeJson(path.join(produced.dir, GITHUB_RECORD), record);
+    // comment.md again, now with the run link and the baseline note (before the upload); report.html
+    // and junit.xml do not change.
+    await writeFile(path.join(produced.dir, REPORT_FILES.comment), renderComment(view, base));
   }
-  // The bundle's reports again, now with the run link and the baseline note (before the upload).
-  const view = produced.made
-    ? (await writeReports(produced.dir, base)).view
-    : await loadReportView(produced.dir);
   const shard = view.run.shard;
   const artifact = produced.made ? await upload(produced, inputs, ctx, deps) : undefined;
   if (artifact) {
@@ -219,34 +217,38 @@ async function publish(
     ...(artifact?.url ? { artifact: artifact.url, artifactName: artifact.name } : {}),
   };
 
-  const dest = await destination(produced, ctx, client, logger);
   if (shard) {
     logger.info(
       `shard ${shard.index}/${shard.total}: no comment or check run; the merge step (merge: artifacts) decides the gate and reports`,
     );
-  } else if (dest.readOnly) {
-    if (inputs.comment !== "off" || inputs.checkName) logger.notice(forkNotice(dest.readOnly));
   } else {
-    const body = renderComment(view, { ...base, links });
-    const gateFailed = view.gate.verdict === "fail";
-    if (await postComment(client, inputs, ctx, dest, produced, body, gateFailed, outputs, logger)) {
-      await writeFile(path.join(produced.dir, "comment.md"), body);
-    }
-    if (inputs.checkName && client && dest.sha) {
-      try {
-        const check = await publishCheckRun(client, {
-          owner: ctx.owner,
-          repo: ctx.repo,
-          name: inputs.checkName,
-          headSha: dest.sha,
-          summary: view,
-          body: renderComment(view, { ...base, links, maxChars: CHECK_SUMMARY_LIMIT }),
-          ...(run ? { detailsUrl: run } : {}),
-        });
-        outputs["check-run-id"] = String(check.id);
-        logger.info(`check run "${inputs.checkName}" created on ${dest.sha.slice(0, 7)}`);
-      } catch (error) {
-        logger.warn(explainApiError(error, `creating the check run "${inputs.checkName}"`, "checks: write"));
+    const dest = await destination(produced, ctx, client, logger);
+    if (dest.readOnly) {
+      if (inputs.comment !== "off" || inputs.checkName) logger.notice(forkNotice(dest.readOnly));
+    } else {
+      const body = renderComment(view, { ...base, links });
+      const gateFailed = view.gate.verdict === "fail";
+      if (await postComment(client, inputs, ctx, dest, produced, body, gateFailed, outputs, logger)) {
+        await writeFile(path.join(produced.dir, REPORT_FILES.comment), body);
+      }
+      if (inputs.checkName && client && dest.sha) {
+        try {
+          const check = await publishCheckRun(client, {
+            owner: ctx.owner,
+            repo: ctx.repo,
+            name: inputs.checkName,
+            headSha: dest.sha,
+            summary: view,
+            body: renderComment(view, { ...base, links, maxChars: CHECK_SUMMARY_LIMIT }),
+            ...(run ? { detailsUrl: run } : {}),
+          });
+          outputs["check-run-id"] = String(check.id);
+          logger.info(`check run "${inputs.checkName}" created on ${dest.sha.slice(0, 7)}`);
+        } catch (error) {
+          logger.warn(
+            explainApiError(error, `creating the check run "${inputs.checkName}"`, "checks: write"),
+          );
+        }
       }
     }
   }

@@ -4,25 +4,26 @@
  */
 import { existsSync } from "node:fs";
 import { mkdtemp, readdir, readFile, stat } from "node:fs/promises";
-import os from "node:os";
 import path from "node:path";
-import { glob } from "tinyglobby";
+import { glob, isDynamicPattern } from "tinyglobby";
 import { mergeBundles } from "../bundle/merge.js";
-import { type Bundle, BundleError, readBundle } from "../bundle/read.js";
-import type { WireIndexRow, WireSummary } from "../bundle/wire.js";
+import { type Bundle, bundleErrorAsUsage, readBundleAs } from "../bundle/read.js";
+import type { WireSummary } from "../bundle/wire.js";
 import { ACTION_NAMING } from "../config/args.js";
 import { UsageError } from "../config/errors.js";
 import type { Logger } from "../log.js";
 import { newRunId, type RunOptions, runEvals } from "../pipeline.js";
 import { LineProgress } from "../report/console.js";
+import type { ReportView } from "../report/view.js";
 import { ChildProcessRunner } from "../sandbox/process.js";
 import { VERSION } from "../version.js";
 import { git, repositoryRoot } from "../workspace/git.js";
+import { tempRoot } from "../workspace/temp.js";
 import { parseShardArtifactName } from "./artifact.js";
 import { fetchBaseline } from "./baseline.js";
 import { explainApiError, type GitHubClient } from "./client.js";
 import type { EventContext } from "./context.js";
-import { type ArtifactRef, downloadArtifact, listRunArtifacts } from "./download.js";
+import { downloadArtifact, listRunArtifacts } from "./download.js";
 import type { ActionInputs } from "./inputs.js";
 
 /** What the action records beside a bundle it made, for a later workflow_run step. */
@@ -43,13 +44,14 @@ export interface GitHubRecord {
 export interface Produced {
   dir: string;
   summary: WireSummary;
-  rows: WireIndexRow[];
   /** The baseline compared with, if any. */
   baseline?: Bundle;
   /** Why there is no baseline. */
   baselineNote?: string;
   /** This step made the bundle (run, merge), so it uploads it; a published bundle is not uploaded again. */
   made: boolean;
+  /** Set when this step made the bundle: the view its reports were rendered from. */
+  view?: ReportView;
   /** Set when the bundle came from a workflow_run: the PR and commit it belongs to. */
   from?: { pr: number | null; sha: string };
 }
@@ -61,16 +63,22 @@ export interface ProduceDeps {
 }
 
 function scratch(env: NodeJS.ProcessEnv, prefix: string): Promise<string> {
-  return mkdtemp(path.join(env.RUNNER_TEMP || os.tmpdir(), prefix));
+  return mkdtemp(path.join(tempRoot(env), prefix));
 }
 
-async function readBundleFrom(dir: string, what: string): Promise<Bundle> {
+/** `call` to GitHub's Actions API, whose failure stops the step: saying what failed and that it needs actions: read. */
+async function actionsApi<T>(what: string, call: () => Promise<T>): Promise<T> {
   try {
-    return await readBundle(dir);
+    return await call();
   } catch (error) {
-    if (error instanceof BundleError) throw new UsageError(`${what}: ${error.message}`);
-    throw error;
+    throw new UsageError(explainApiError(error, what, "actions: read"));
   }
+}
+
+/** A baseline to compare with, or why there is none. */
+interface Baseline {
+  bundle?: Bundle;
+  note?: string;
 }
 
 /** The baseline bundle (`baseline` input), or why there is none. */
@@ -78,10 +86,10 @@ async function resolveBaseline(
   inputs: ActionInputs,
   ctx: EventContext,
   deps: ProduceDeps,
-): Promise<{ bundle?: Bundle; note?: string }> {
+): Promise<Baseline> {
   const b = inputs.baseline;
   if (b.kind === "off") return { note: "the comparison is switched off (baseline: off)" };
-  if (b.kind === "path") return { bundle: await readBundleFrom(b.path, "input baseline") };
+  if (b.kind === "path") return { bundle: await readBundleAs(b.path, "input baseline") };
   if (!deps.client) return { note: "no github-token to look up the base branch's runs" };
   const dest = await scratch(deps.env, "evalgate-baseline-");
   const found = await fetchBaseline(deps.client, ctx, inputs.artifactName, dest, deps.logger);
@@ -89,7 +97,7 @@ async function resolveBaseline(
     deps.logger.info(`no baseline: ${found.note}`);
     return { note: found.note };
   }
-  return { bundle: await readBundle(found.dir) };
+  return { bundle: found.bundle };
 }
 
 /**
@@ -162,17 +170,22 @@ async function runMode(
         ...(inputs.token ? { redact: [inputs.token] } : {}),
         // Under pull_request_target the checkout, not the event, says what is evaluated.
         ...(ctx.sha && ctx.eventName !== "pull_request_target" ? { gitSha: ctx.sha } : {}),
-        ...(base.bundle ? { baseline: base.bundle.dir } : {}),
+        ...(base.bundle ? { baseline: base.bundle } : {}),
       },
       { runner: new ChildProcessRunner(), progress: new LineProgress(process.stdout), logger: deps.logger },
     );
   } finally {
     deps.logger.groupEnd?.();
   }
+  return madeHere(result.bundleDir, result, base);
+}
+
+/** A bundle this step made (run, merge), with the baseline it was compared with or why there was none. */
+function madeHere(dir: string, made: { summary: WireSummary; view: ReportView }, base: Baseline): Produced {
   return {
-    dir: result.bundleDir,
-    summary: result.summary,
-    rows: result.rows,
+    dir,
+    summary: made.summary,
+    view: made.view,
     ...(base.bundle ? { baseline: base.bundle } : {}),
     ...(base.note ? { baselineNote: base.note } : {}),
     made: true,
@@ -183,7 +196,7 @@ async function runMode(
 async function bundleDirs(patterns: string[], cwd: string): Promise<string[]> {
   const dirs: string[] = [];
   for (const p of patterns) {
-    const matches = /[*?[{]/.test(p)
+    const matches = isDynamicPattern(p)
       ? (await glob(p, { cwd, onlyDirectories: true, absolute: true, expandDirectories: false })).sort()
       : [path.resolve(cwd, p)];
     if (matches.length === 0) throw new UsageError(`input merge: ${p} matches no folder`);
@@ -203,24 +216,21 @@ async function bundleDirs(patterns: string[], cwd: string): Promise<string[]> {
       dirs.push(...inner);
     }
   }
-  return dirs.map((d) => path.resolve(d).replace(/\/+$/, ""));
+  return dirs.map((d) => path.resolve(d));
 }
 
 /** This run's shard artifacts (`<artifact-name>-shard-I-of-N`), downloaded. */
 async function downloadShards(inputs: ActionInputs, ctx: EventContext, deps: ProduceDeps): Promise<string[]> {
-  if (!deps.client) throw new UsageError("input merge: artifacts needs the github-token input");
-  if (!ctx.runId)
-    throw new UsageError("input merge: artifacts needs GITHUB_RUN_ID (run it inside a workflow)");
-  const repo = { owner: ctx.owner, repo: ctx.repo };
+  const client = deps.client;
+  const runId = ctx.runId;
+  if (!client) throw new UsageError("input merge: artifacts needs the github-token input");
+  if (!runId) throw new UsageError("input merge: artifacts needs GITHUB_RUN_ID (run it inside a workflow)");
   const root = await scratch(deps.env, "evalgate-shards-");
-  let shards: ArtifactRef[];
-  try {
-    shards = (await listRunArtifacts(deps.client, repo, ctx.runId)).filter((a) =>
+  const shards = await actionsApi("listing this run's shard artifacts", async () =>
+    (await listRunArtifacts(client, ctx, runId)).filter((a) =>
       parseShardArtifactName(a.name, inputs.artifactName),
-    );
-  } catch (error) {
-    throw new UsageError(explainApiError(error, "listing this run's shard artifacts", "actions: read"));
-  }
+    ),
+  );
   if (shards.length === 0) {
     throw new UsageError(
       `input merge: this run has no artifact named ${inputs.artifactName}-shard-I-of-N; run the shard jobs first (needs: [...]) with the same artifact-name`,
@@ -229,13 +239,9 @@ async function downloadShards(inputs: ActionInputs, ctx: EventContext, deps: Pro
   const dirs: string[] = [];
   for (const a of shards.sort((x, y) => x.name.localeCompare(y.name))) {
     const dest = path.join(root, a.name);
-    try {
-      await downloadArtifact(deps.client, repo, a, dest);
-    } catch (error) {
-      throw new UsageError(
-        explainApiError(error, `downloading the shard artifact ${a.name}`, "actions: read"),
-      );
-    }
+    await actionsApi(`downloading the shard artifact ${a.name}`, () =>
+      downloadArtifact(client, ctx, a, dest, tempRoot(deps.env)),
+    );
     dirs.push(dest);
   }
   deps.logger.info(`merging ${dirs.length} shard artifacts: ${shards.map((a) => a.name).join(", ")}`);
@@ -255,25 +261,18 @@ async function mergeMode(
   const base = await resolveBaseline(inputs, ctx, deps);
   const runId = newRunId();
   const out = path.resolve(inputs.cwd, mode.out ?? path.join(".evalgate", "results", runId));
-  const merged = await mergeBundles({
-    bundles: dirs,
-    out,
-    runId,
-    version: VERSION,
-    naming: ACTION_NAMING,
-    ...(base.bundle ? { baseline: base.bundle } : {}),
-  }).catch((error) => {
-    if (error instanceof BundleError) throw new UsageError(`input merge: ${error.message}`);
-    throw error;
-  });
-  return {
-    dir: out,
-    summary: merged.summary,
-    rows: merged.rows,
-    ...(base.bundle ? { baseline: base.bundle } : {}),
-    ...(base.note ? { baselineNote: base.note } : {}),
-    made: true,
-  };
+  const merged = await bundleErrorAsUsage(
+    mergeBundles({
+      bundles: dirs,
+      out,
+      runId,
+      version: VERSION,
+      naming: ACTION_NAMING,
+      ...(base.bundle ? { baseline: base.bundle } : {}),
+    }),
+    (reason) => `input merge: ${reason}`,
+  );
+  return madeHere(out, merged, base);
 }
 
 async function readRecord(dir: string): Promise<Partial<GitHubRecord>> {
@@ -291,36 +290,27 @@ async function reportMode(
   deps: ProduceDeps,
 ): Promise<Produced> {
   if (from !== "workflow-run") {
-    const bundle = await readBundleFrom(path.resolve(inputs.cwd, from), "input bundle");
+    const bundle = await readBundleAs(path.resolve(inputs.cwd, from), "input bundle");
     return publishedFrom(bundle, await readRecord(bundle.dir));
   }
   const wr = ctx.workflowRun;
   if (!wr)
     throw new UsageError("input bundle: workflow-run works only in a workflow triggered by workflow_run");
-  if (!deps.client) throw new UsageError("input bundle: workflow-run needs the github-token input");
-  const repo = { owner: ctx.owner, repo: ctx.repo };
-  let artifact: ArtifactRef | undefined;
-  try {
-    artifact = (await listRunArtifacts(deps.client, repo, wr.id, inputs.artifactName)).find(
-      (a) => !a.expired,
-    );
-  } catch (error) {
-    throw new UsageError(explainApiError(error, `listing the artifacts of run ${wr.id}`, "actions: read"));
-  }
+  const client = deps.client;
+  if (!client) throw new UsageError("input bundle: workflow-run needs the github-token input");
+  const artifact = await actionsApi(`listing the artifacts of run ${wr.id}`, async () =>
+    (await listRunArtifacts(client, ctx, wr.id, inputs.artifactName)).find((a) => !a.expired),
+  );
   if (!artifact) {
     throw new UsageError(
       `input bundle: run ${wr.id} has no artifact named ${inputs.artifactName} (did its evalgate step run, with the same artifact-name?)`,
     );
   }
   const dest = await scratch(deps.env, "evalgate-bundle-");
-  try {
-    await downloadArtifact(deps.client, repo, artifact, dest);
-  } catch (error) {
-    throw new UsageError(
-      explainApiError(error, `downloading artifact ${artifact.name} of run ${wr.id}`, "actions: read"),
-    );
-  }
-  const bundle = await readBundleFrom(dest, `artifact ${artifact.name} of run ${wr.id}`);
+  await actionsApi(`downloading artifact ${artifact.name} of run ${wr.id}`, () =>
+    downloadArtifact(client, ctx, artifact, dest, tempRoot(deps.env)),
+  );
+  const bundle = await readBundleAs(dest, `artifact ${artifact.name} of run ${wr.id}`);
   // The artifact was written by the triggering run, which may be a fork's code: its record is a
   // claim, checked against GitHub before anything is posted (see main.ts).
   const record = await readRecord(dest);
@@ -333,7 +323,6 @@ function publishedFrom(bundle: Bundle, record: Partial<GitHubRecord>): Produced 
   return {
     dir: bundle.dir,
     summary: bundle.summary,
-    rows: bundle.rows,
     ...(typeof record.baseline_note === "string" ? { baselineNote: record.baseline_note } : {}),
     made: false,
   };
