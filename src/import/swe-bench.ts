@@ -45,6 +45,7 @@ const REQUIRED = [
 /** Instances of a JSONL file or a JSON array; a line that is not JSON is a problem of its own. */
 export async function readInstances(
   file: string,
+  shown = file,
 ): Promise<{ items: { at: string; value: unknown }[]; bad: { at: string; message: string }[] }> {
   let text: string;
   try {
@@ -58,9 +59,9 @@ export async function readInstances(
   if (trimmed.startsWith("[")) {
     try {
       const arr = JSON.parse(trimmed) as unknown[];
-      return { items: arr.map((value, i) => ({ at: `${file}[${i}]`, value })), bad: [] };
+      return { items: arr.map((value, i) => ({ at: `${shown}[${i}]`, value })), bad: [] };
     } catch (error) {
-      throw new UsageError(`${file} is not a JSON array: ${(error as Error).message}`);
+      throw new UsageError(`${shown} is not a JSON array: ${(error as Error).message}`);
     }
   }
   const items: { at: string; value: unknown }[] = [];
@@ -68,9 +69,9 @@ export async function readInstances(
   text.split(/\r?\n/).forEach((line, i) => {
     if (!line.trim()) return;
     try {
-      items.push({ at: `${file}:${i + 1}`, value: JSON.parse(line) });
+      items.push({ at: `${shown}:${i + 1}`, value: JSON.parse(line) });
     } catch (error) {
-      bad.push({ at: `${file}:${i + 1}`, message: `not JSON (${(error as Error).message})` });
+      bad.push({ at: `${shown}:${i + 1}`, message: `not JSON (${(error as Error).message})` });
     }
   });
   return { items, bad };
@@ -195,7 +196,7 @@ export async function importSweBench(opts: ImportOptions): Promise<ImportOutcome
   const ids = new Set<string>();
   const items: { id: string; source: string; item: Instance }[] = [];
   for (const src of opts.sources) {
-    const { items: found, bad } = await readInstances(path.resolve(opts.cwd, src));
+    const { items: found, bad } = await readInstances(path.resolve(opts.cwd, src), src);
     for (const b of bad)
       outcome.problems.push({
         id: "(unreadable)",
