@@ -95,7 +95,8 @@ export function readDockerfile(text: string): Dockerfile {
     } else if (instr === "COPY" || instr === "ADD") {
       const parts = rest.split(/\s+/).filter((p) => !p.startsWith("--"));
       const to = parts.pop() ?? "";
-      const dest = path.posix.resolve(out.workdir, to);
+      // A destination ending in / is a folder: Docker copies the file into it.
+      const dest = path.posix.resolve(out.workdir, to) + (to.endsWith("/") && to !== "/" ? "/" : "");
       if (rest.includes("--from=") || parts.some((p) => /^https?:/.test(p))) {
         out.notCarried.push(`${instr} ${rest} (not a file of the task)`);
         continue;
@@ -226,7 +227,7 @@ export async function importHarbor(opts: ImportOptions): Promise<ImportOutcome> 
       const envDir = dockerfile ? path.dirname(dockerfile) : dir;
       let seeded = false;
       for (const c of docker.copies) {
-        const rel = path.posix.relative(docker.workdir, c.to);
+        const rel = path.posix.relative(docker.workdir, c.to.replace(/\/$/, "")) || ".";
         if (rel.startsWith("..") || path.isAbsolute(rel)) {
           notes.push(`Dockerfile COPY ${c.from} ${c.to} (outside WORKDIR ${docker.workdir})`);
           continue;
@@ -238,9 +239,8 @@ export async function importHarbor(opts: ImportOptions): Promise<ImportOutcome> 
             `add ${c.from} to the task's environment folder`,
           );
         const isDir = (await stat(from)).isDirectory();
-        const target =
-          isDir || c.to.endsWith("/") ? path.posix.join(rel, isDir ? "" : path.basename(c.from)) : rel;
-        files[path.posix.join(`${out}/workspace`, target || ".")] = { copyFrom: from };
+        const target = !isDir && c.to.endsWith("/") ? path.posix.join(rel, path.basename(c.from)) : rel;
+        files[path.posix.join(`${out}/workspace`, target)] = { copyFrom: from };
         seeded = true;
       }
       const inTask = (workdirArgs: string[]) => [
