@@ -25,12 +25,12 @@ type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** A scenario, a list of them, or a list response (`{ scenarios: [...] }`). */
-async function readScenarios(file: string): Promise<unknown[]> {
+async function readScenarios(file: string, shown: string): Promise<unknown[]> {
   let doc: unknown;
   try {
     doc = JSON.parse(await readFile(file, "utf8"));
   } catch (error) {
-    throw new UsageError(`${file}: not a JSON scenario (${(error as Error).message})`);
+    throw new UsageError(`${shown}: not a JSON scenario (${(error as Error).message})`);
   }
   if (Array.isArray(doc)) return doc;
   if (isObject(doc) && Array.isArray(doc.scenarios)) return doc.scenarios;
@@ -211,7 +211,7 @@ export async function importRunloop(opts: ImportOptions): Promise<ImportOutcome>
   const ids = new Set<string>();
   const items: { id: string; source: string; item: Json }[] = [];
   for (const src of opts.sources) {
-    const list = await readScenarios(path.resolve(opts.cwd, src));
+    const list = await readScenarios(path.resolve(opts.cwd, src), src);
     list.forEach((sc, i) => {
       const obj = isObject(sc) ? sc : {};
       const raw =
