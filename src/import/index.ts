@@ -1,6 +1,7 @@
 /** `evalgate import <format>`: one importer per format, one writer. */
 import path from "node:path";
 import { UsageError } from "../config/errors.js";
+import { importAgentV } from "./agentv.js";
 import { importHarbor } from "./harbor.js";
 import { importRunloop } from "./runloop.js";
 import { importSweBench } from "./swe-bench.js";
@@ -10,9 +11,7 @@ const IMPORTERS: Record<ImportFormat, (o: ImportOptions) => Promise<ImportOutcom
   "swe-bench": importSweBench,
   harbor: importHarbor,
   runloop: importRunloop,
-  agentv: async () => {
-    throw new UsageError("agentv import is not available in this build");
-  },
+  agentv: importAgentV,
 };
 
 export async function runImport(
