@@ -229,7 +229,7 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
       "instance files (swe-bench, runloop), task folders (harbor) or eval files (agentv)",
     )
     .requiredOption("--out <dir>", "the folder to write")
-    .option("--repos <dir>", "local mirrors of the repositories, as <dir>/owner/name")
+    .option("--repos <dir>", "swe-bench: local mirrors of the repositories, as <dir>/owner/name")
     .option("--specs <file>", "swe-bench: owner/name → { setup, test, report } of each repository")
     .option("--limit <n>", "import at most n instances", flag(parsePositiveInt, "--limit"))
     .option("--filter <glob>", "import only the instances whose id matches")

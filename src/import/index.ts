@@ -22,6 +22,7 @@ export async function runImport(
     throw new UsageError(`unknown format "${format}": one of ${FORMATS.join(", ")}`);
   }
   if (opts.specs && format !== "swe-bench") throw new UsageError("--specs only applies to swe-bench");
+  if (opts.repos && format !== "swe-bench") throw new UsageError("--repos only applies to swe-bench");
   const outcome = await IMPORTERS[format as ImportFormat](opts);
   const evalFile = await writeImport(outcome, path.resolve(opts.cwd, opts.out));
   return { outcome, evalFile };

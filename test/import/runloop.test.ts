@@ -169,6 +169,9 @@ describe("evalgate import runloop", () => {
     const bad = runCli(["import", "runloop", "bad.json", "--out", "o2"], dir);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("evalgate: bad.json: not a JSON scenario");
+    const repos = runCli(["import", "runloop", "one.json", "--repos", "m", "--out", "o4"], dir);
+    expect(repos.code).toBe(2);
+    expect(repos.stderr).toContain("--repos only applies to swe-bench");
     const unknown = runCli(["import", "promptfoo", "x", "--out", "o3"], dir);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('unknown format "promptfoo": one of swe-bench, harbor, runloop, agentv');
