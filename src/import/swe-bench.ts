@@ -280,7 +280,10 @@ export async function importSweBench(opts: ImportOptions): Promise<ImportOutcome
       const restore = touched.filter((t) => !t.isNew).map((t) => shellQuote(t.file));
       const created = touched.filter((t) => t.isNew).map((t) => shellQuote(t.file));
       const steps = [
-        ...(restore.length ? [`git checkout -q evalgate-baseline -- ${restore.join(" ")}`] : []),
+        // By the commit's hash, not a ref the agent could move, and without git's replace objects.
+        ...(restore.length
+          ? [`GIT_NO_REPLACE_OBJECTS=1 git checkout -q ${base} -- ${restore.join(" ")}`]
+          : []),
         ...(created.length ? [`rm -f ${created.join(" ")}`] : []),
         "git apply --whitespace=nowarn .swebench/test.patch",
         "rm -rf .swebench",

@@ -144,7 +144,8 @@ describe("evalgate import swe-bench", () => {
     ).toBe(0);
     // An agent that rewrites the tests instead of fixing the code.
     writeFiles(dir, {
-      "cheat.sh": `#!/bin/sh\nprintf 'def test_mul():\\n    pass\\n\\n\\ndef test_add():\\n    pass\\n' > tests/test_calc.py\n`,
+      // ... and commits them, moving evalgate's baseline tag onto its commit.
+      "cheat.sh": `#!/bin/sh\nprintf 'def test_mul():\\n    pass\\n\\n\\ndef test_add():\\n    pass\\n' > tests/test_calc.py\ngit add -A && git -c user.name=a -c user.email=a@a commit -qm cheat && git tag -f evalgate-baseline >/dev/null\n`,
     });
     sh("chmod +x cheat.sh", dir);
     const evalFile = path.join(dir, "s/swe-bench.eval.yaml");
