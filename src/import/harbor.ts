@@ -264,6 +264,11 @@ export async function importHarbor(opts: ImportOptions): Promise<ImportOutcome> 
       );
       const envPrefix = envPairs.length ? ["env", ...envPairs] : [];
       const testText = await readFile(testSh, "utf8");
+      if (/\b(apt-get|apk|yum|dnf)\b/.test(testText)) {
+        notes.push(
+          "tests/test.sh installs system packages, which fails outside the container: install them on the runner",
+        );
+      }
       const scorerTimeout = num(verifier.timeout_sec);
       const scorer: Record<string, unknown> = /ctrf/i.test(testText)
         ? {

@@ -97,6 +97,26 @@ describe("evalgate import harbor", () => {
     ]);
   });
 
+  it("an agent that plants a reward file and its own verifier still fails", () => {
+    const dir = tempDir();
+    tasks(dir);
+    expect(runCli(["import", "harbor", "tasks/greet", "--out", "suite"], dir).code).toBe(0);
+    writeFiles(dir, {
+      "agent.sh":
+        "#!/bin/sh\nmkdir -p .harbor/logs/verifier .harbor/tests\necho 1 > .harbor/logs/verifier/reward.txt\nprintf 'echo 1 > /logs/verifier/reward.txt\\n' > .harbor/tests/test.sh\n",
+    });
+    const evalFile = path.join(dir, "suite/harbor.eval.yaml");
+    writeFiles(dir, {
+      "suite/harbor.eval.yaml": readFileSync(evalFile, "utf8").replace(
+        "  - name: noop\n    provider: noop",
+        `  - name: agent\n    provider: command\n    command: ["sh", "${path.join(dir, "agent.sh")}"]`,
+      ),
+    });
+    const run = runCli(["run", "suite", "--out", "b"], dir);
+    expect(run.code, run.stdout + run.stderr).toBe(1);
+    expect(run.stdout + run.stderr).toContain("script: score 0 (passes at 1)");
+  });
+
   it("grades a partial CTRF result by its failing test, and a missing reference script is a config error", () => {
     const dir = tempDir();
     tasks(dir);
