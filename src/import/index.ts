@@ -24,6 +24,8 @@ export async function runImport(
   if (opts.specs && format !== "swe-bench") throw new UsageError("--specs only applies to swe-bench");
   if (opts.repos && format !== "swe-bench") throw new UsageError("--repos only applies to swe-bench");
   const outcome = await IMPORTERS[format as ImportFormat](opts);
-  const evalFile = await writeImport(outcome, path.resolve(opts.cwd, opts.out));
+  const out = path.resolve(opts.cwd, opts.out);
+  const shown = path.relative(opts.cwd, path.join(out, `${format}.eval.yaml`));
+  const evalFile = await writeImport(outcome, out, shown.startsWith("..") ? undefined : shown);
   return { outcome, evalFile };
 }

@@ -117,7 +117,7 @@ async function writeOne(abs: string, f: OutputFile): Promise<void> {
   if (f.executable) await chmod(abs, 0o755);
 }
 
-function report(o: ImportOutcome, evalFile: string): string {
+function report(o: ImportOutcome, evalFile: string, shown: string): string {
   const lines = [
     `# Import: ${o.format}`,
     "",
@@ -126,7 +126,7 @@ function report(o: ImportOutcome, evalFile: string): string {
     `- imported: ${o.tests.length} test${o.tests.length === 1 ? "" : "s"}, in \`${evalFile}\``,
     `- skipped: ${o.problems.length}`,
     "",
-    `Next: \`evalgate validate ${evalFile}\`, then \`evalgate validate --solvable ${evalFile}\` (the reference must pass, no change must fail), then replace the \`noop\` target with your agent.`,
+    `Next: \`evalgate validate ${shown}\`, then \`evalgate validate --solvable ${shown}\` (the reference must pass, no change must fail), then replace the \`noop\` target with your agent.`,
     "",
     "## How the fields were mapped",
     "",
@@ -141,7 +141,7 @@ function report(o: ImportOutcome, evalFile: string): string {
   else for (const p of o.problems) lines.push(`- \`${p.id}\` (${p.source}): ${p.message}. Fix: ${p.fix}`);
   if (o.problems.length) lines.push("");
   const noted = o.tests.filter((t) => t.notes.length > 0);
-  lines.push("## Not carried over", "");
+  lines.push("## Per test: not carried over, and notes", "");
   if (noted.length === 0) lines.push("Nothing.", "");
   for (const t of noted) {
     lines.push(`- \`${t.id}\`:`, ...t.notes.map((n) => `  - ${n}`));
@@ -150,7 +150,8 @@ function report(o: ImportOutcome, evalFile: string): string {
 }
 
 /** Writes the eval file, the tests' files and IMPORT.md; returns the eval file's path. */
-export async function writeImport(o: ImportOutcome, out: string): Promise<string> {
+/** `shown`: the eval file's path as the user will type it (relative to where they ran the import). */
+export async function writeImport(o: ImportOutcome, out: string, shown?: string): Promise<string> {
   await mkdir(out, { recursive: true });
   const evalName = `${o.format}.eval.yaml`;
   for (const [rel, f] of Object.entries(o.shared ?? {})) await writeOne(path.join(out, rel), f);
@@ -168,6 +169,6 @@ export async function writeImport(o: ImportOutcome, out: string): Promise<string
   const header =
     "# Written by `evalgate import`: replace the noop target with your agent (README: Targets).\n";
   await writeFile(path.join(out, evalName), header + stringify(file, { lineWidth: 0 }));
-  await writeFile(path.join(out, "IMPORT.md"), report(o, evalName));
+  await writeFile(path.join(out, "IMPORT.md"), report(o, evalName, shown ?? path.join(out, evalName)));
   return path.join(out, evalName);
 }
