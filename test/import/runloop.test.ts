@@ -149,8 +149,10 @@ describe("evalgate import runloop", () => {
     ]);
     const yaml = readFileSync(path.join(dir, "suite/runloop.eval.yaml"), "utf8");
     expect(yaml).not.toContain(WD);
-    expect(readFileSync(path.join(dir, "suite/IMPORT.md"), "utf8")).toContain(
-      "environment.blueprint_id bpt_123",
+    const md = readFileSync(path.join(dir, "suite/IMPORT.md"), "utf8");
+    expect(md).toContain("environment.blueprint_id bpt_123");
+    expect(md).toContain(
+      "Next: `evalgate validate suite/runloop.eval.yaml`, then `evalgate validate --solvable suite/runloop.eval.yaml`",
     );
 
     const s = runCli(["validate", "--solvable", "suite", "--json"], dir);
