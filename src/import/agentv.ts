@@ -13,6 +13,7 @@ import path from "node:path";
 import { parse } from "yaml";
 import { UsageError } from "../config/errors.js";
 import { suggestSlug } from "../config/schema.js";
+import { argvOf, localizeArgv, mapGraders } from "./agentv-graders.js";
 import {
   convertEach,
   type ImportedTest,
@@ -106,50 +107,6 @@ function evaluators(x: Json): Json[] {
     if (Array.isArray(exec[k])) return (exec[k] as unknown[]).filter(isObject);
   return [];
 }
-
-function argvOf(command: unknown): string[] | undefined {
-  if (typeof command === "string" && command.trim()) return command.trim().split(/\s+/);
-  if (Array.isArray(command) && command.length > 0 && command.every((c) => typeof c === "string"))
-    return command as string[];
-  return undefined;
-}
-
-/** A grader's files (its program and arguments that are files of the eval folder) are copied. */
-function localizeArgv(
-  argv: string[],
-  base: string,
-  outDir: string,
-  files: Record<string, OutputFile>,
-): string[] {
-  return argv.map((a) => {
-    if (a.startsWith("-") || path.isAbsolute(a) || !/[./]/.test(a)) return a;
-    const abs = path.resolve(base, a);
-    if (!existsSync(abs)) return a;
-    const rel = path.relative(base, abs).split(path.sep).join("/");
-    if (rel.startsWith("..")) return a;
-    files[`${outDir}/${rel}`] = { copyFrom: abs, executable: true };
-    return `{EVAL_DIR}/${outDir}/${rel}`;
-  });
-}
-
-const REPLY_GRADERS: Record<string, string> = {
-  contains: "grades the agent's reply",
-  regex: "grades the agent's reply",
-  equals: "grades the agent's reply",
-  "is-json": "grades the agent's reply",
-  is_json: "grades the agent's reply",
-  "field-accuracy": "grades the agent's reply",
-  field_accuracy: "grades the agent's reply",
-  "tool-trajectory": "grades the agent's tool calls",
-  tool_trajectory: "grades the agent's tool calls",
-  latency: "grades the run's latency",
-  cost: "grades the run's cost (use gate.budget)",
-  "token-usage": "grades the run's tokens (use gate.budget)",
-  token_usage: "grades the run's tokens (use gate.budget)",
-  "execution-metrics": "grades the run's trace",
-  execution_metrics: "grades the run's trace",
-  composite: "combines other graders",
-};
 
 async function suitesOf(sources: string[], cwd: string): Promise<Suite[]> {
   const out: Suite[] = [];
@@ -330,90 +287,16 @@ export async function importAgentV(opts: ImportOptions): Promise<ImportOutcome> 
             : undefined;
       const expected = test.expected_output;
       const graders = [...evaluators(test), ...(skipDefaults ? [] : evaluators(suite.doc))];
-      const scorers: Json[] = [];
-      const weights: (number | undefined)[] = [];
-      const unmapped: string[] = [];
-      graders.forEach((g, i) => {
-        const type = String(g.type ?? "");
-        const label = `${typeof g.name === "string" ? g.name : type || `assertion ${i + 1}`} (${type})`;
-        const name = suggestSlug(typeof g.name === "string" ? g.name : `${type}-${i + 1}`);
-        if (g.negate === true) {
-          unmapped.push(`${label}: negate is not carried`);
-          return;
-        }
-        const base: Json = { ...(name ? { name } : {}), ...(g.required === true ? { required: true } : {}) };
-        if (typeof g.required === "number")
-          notes.push(`${label}: required: ${g.required} (a minimum score) carried as required: false`);
-        if (type === "code-grader" || type === "code_grader") {
-          const argv = argvOf(g.command ?? g.script);
-          if (!argv) {
-            unmapped.push(`${label}: no command`);
-            return;
-          }
-          const payload = JSON.stringify({
-            input_text: instruction,
-            criteria: criteria ?? "",
-            expected_output_text:
-              typeof expected === "string"
-                ? expected
-                : expected === undefined
-                  ? ""
-                  : JSON.stringify(expected),
-            output_text: "",
-            workspace_path: "{WORKSPACE}",
-            ...(isObject(test.metadata) ? { metadata: test.metadata } : {}),
-            ...(isObject(g.config) ? { config: g.config } : {}),
-          });
-          const local = localizeArgv(
-            argv,
-            path.resolve(suite.dir, typeof g.cwd === "string" ? g.cwd : "."),
-            `agentv/${suite.slug}/graders`,
-            files,
-          );
-          scorers.push({
-            type: "script",
-            ...base,
-            run: [
-              "sh",
-              "-c",
-              'printf "%s" "$1" | (shift; AGENTV_WORKSPACE_PATH="$PWD" exec "$@")',
-              "agentv-code-grader",
-              payload,
-              ...local,
-            ],
-          });
-          weights.push(typeof g.weight === "number" ? g.weight : undefined);
-        } else if (type === "llm-grader" || type === "llm_grader") {
-          if (typeof g.model !== "string" || !g.model) {
-            unmapped.push(
-              `${label}: an LLM grader without a judge model (give it model: and it maps to llm-judge)`,
-            );
-            return;
-          }
-          let rubric = criteria;
-          if (typeof g.prompt === "string") {
-            const abs = path.resolve(suite.dir, g.prompt);
-            if (existsSync(abs)) {
-              files[`${out}/rubric.md`] = { copyFrom: abs };
-              rubric = undefined;
-            } else rubric = g.prompt;
-          }
-          scorers.push({
-            type: "llm-judge",
-            ...base,
-            model: g.model,
-            ...(rubric
-              ? { rubric }
-              : files[`${out}/rubric.md`]
-                ? { rubric_file: `${out}/rubric.md` }
-                : { rubric: "The change does what the task asks." }),
-          });
-          weights.push(typeof g.weight === "number" ? g.weight : undefined);
-        } else if (type === "rubrics") {
-          unmapped.push(`${label}: rubric criteria need an LLM judge with a model`);
-        } else if (REPLY_GRADERS[type]) {
-          unmapped.push(`${label}: ${REPLY_GRADERS[type]}; evalgate grades the workspace`);
-        } else unmapped.push(`${label}: unknown assertion type`);
+      const { scorers, weights, unmapped } = mapGraders(graders, {
+        instruction,
+        criteria,
+        expected,
+        metadata: test.metadata,
+        suiteDir: suite.dir,
+        suiteSlug: suite.slug,
+        out,
+        files,
+        notes,
       });
       if (criteria && !scorers.some((s) => s.type === "llm-judge"))
         unmapped.push("criteria: graded by AgentV's default LLM grader, which has no judge model here");
@@ -444,7 +327,7 @@ export async function importAgentV(opts: ImportOptions): Promise<ImportOutcome> 
         notes.push(
           `execution target(s) ${JSON.stringify(targets)}: AgentV targets are not carried; declare evalgate targets`,
         );
-      if (trials && trials.strategy && trials.strategy !== "pass_at_k")
+      if (trials?.strategy && trials.strategy !== "pass_at_k")
         notes.push(`trials.strategy ${String(trials.strategy)}: use gate.policy`);
       files[`${out}/instruction.md`] = { text: `${instruction.trimEnd()}\n` };
       const entry: Json = {
