@@ -12,6 +12,7 @@ import { loadReportView } from "./bundle/report-view.js";
 import { parsePositiveInt, parseShard, splitList } from "./config/args.js";
 import { ConfigError, EXIT, UsageError } from "./config/errors.js";
 import { loadPlan } from "./config/plan.js";
+import { runImport } from "./import/index.js";
 import { StreamLogger } from "./log.js";
 import { newRunId, type RunOptions, runEvals } from "./pipeline.js";
 import { COMMENT_MAX_CHARS, renderComment } from "./report/comment.js";
@@ -215,6 +216,41 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
         `ok: ${plan.roots.length} eval file${plan.roots.length === 1 ? "" : "s"}, ${tests} test${tests === 1 ? "" : "s"}, ${plan.cases.length} case${plan.cases.length === 1 ? "" : "s"}\n`,
       );
       throw new Exit(EXIT.pass);
+    });
+
+  program
+    .command("import")
+    .description(
+      "turn task sets into eval files: swe-bench | harbor | runloop | agentv; writes <format>.eval.yaml, its files and IMPORT.md",
+    )
+    .argument("<format>", "swe-bench, harbor, runloop or agentv")
+    .argument(
+      "<sources...>",
+      "instance files (swe-bench, runloop), task folders (harbor) or eval files (agentv)",
+    )
+    .requiredOption("--out <dir>", "the folder to write")
+    .option("--repos <dir>", "swe-bench: local mirrors of the repositories, as <dir>/owner/name")
+    .option("--specs <file>", "swe-bench: owner/name → { setup, test, report } of each repository")
+    .option("--limit <n>", "import at most n instances", flag(parsePositiveInt, "--limit"))
+    .option("--filter <glob>", "import only the instances whose id matches")
+    .action(async (format: string, sources: string[], o: Record<string, string | number | undefined>) => {
+      const { outcome, evalFile } = await runImport(format, {
+        sources,
+        cwd,
+        out: o.out as string,
+        ...(o.repos ? { repos: o.repos as string } : {}),
+        ...(o.specs ? { specs: o.specs as string } : {}),
+        ...(o.limit ? { limit: o.limit as number } : {}),
+        ...(o.filter ? { filter: o.filter as string } : {}),
+      });
+      for (const p of outcome.problems)
+        stderr.write(`skipped ${p.id} (${p.source}): ${p.message}. Fix: ${p.fix}\n`);
+      const rel = path.relative(cwd, evalFile) || evalFile;
+      stdout.write(
+        `imported ${outcome.tests.length} test${outcome.tests.length === 1 ? "" : "s"} into ${rel}${outcome.problems.length ? `, skipped ${outcome.problems.length}` : ""} (report: ${path.join(path.dirname(rel), "IMPORT.md")})\nnext: evalgate validate --solvable ${rel}\n`,
+      );
+      if (outcome.tests.length === 0) throw new Exit(EXIT.usage);
+      throw new Exit(outcome.problems.length ? EXIT.fail : EXIT.pass);
     });
 
   program

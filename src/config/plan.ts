@@ -810,13 +810,15 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
       }
     }
     let reference: string | undefined;
+    const referenceScript = typeof test.reference === "object";
     if (test.reference !== undefined) {
-      reference = path.resolve(rec.dir, test.reference);
+      const given = typeof test.reference === "object" ? test.reference.script : test.reference;
+      reference = path.resolve(rec.dir, given);
       if (!(await planner.fileExists(reference))) {
         planner.problem(
           rec.src,
-          [...rec.at, "reference"],
-          `reference patch ${planner.display(reference)} does not exist`,
+          [...rec.at, "reference", ...(referenceScript ? ["script"] : [])],
+          `reference ${referenceScript ? "script" : "patch"} ${planner.display(reference)} does not exist`,
           `paths are relative to ${planner.display(rec.dir) || "."}/`,
         );
       }
@@ -935,6 +937,7 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
       };
       if (test.description) spec.test.description = test.description;
       if (reference) spec.test.reference = reference;
+      if (reference && referenceScript) spec.test.referenceKind = "script";
       cases.push(spec);
     }
   }

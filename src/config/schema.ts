@@ -172,8 +172,12 @@ export const testsScorerSchema = z
       .string()
       .min(1)
       .describe(
-        "The JUnit XML report(s) the command writes: a path or glob relative to cwd (default: the workspace); removed before the command runs",
+        "The JUnit XML or CTRF JSON report(s) the command writes: a path or glob relative to cwd (default: the workspace); removed before the command runs",
       ),
+    report_format: z
+      .enum(["junit", "ctrf"])
+      .optional()
+      .describe("junit (XML) or ctrf (CTRF JSON); default: detected from each report's content"),
     fail_to_pass: z
       .array(z.string().min(1))
       .optional()
@@ -441,7 +445,20 @@ export const testSchema = z
       .min(1)
       .optional()
       .describe("A file holding the instruction, relative to the eval file"),
-    reference: z.string().min(1).optional().describe("A known-good patch, relative to the eval file"),
+    reference: z
+      .union([
+        z.string().min(1),
+        z.strictObject({
+          script: z
+            .string()
+            .min(1)
+            .describe(
+              "A script run in the workspace instead of applying a patch (e.g. a Harbor task's solution/solve.sh), relative to the eval file",
+            ),
+        }),
+      ])
+      .optional()
+      .describe("A known-good patch (a path relative to the eval file), or { script: path } to run instead"),
     threshold: rate.optional().describe("The attempt passes when score >= threshold (default 1.0)"),
     tags: z.array(z.string()).optional(),
     targets: z.array(z.string()).optional().describe("Run only these targets (by name)"),

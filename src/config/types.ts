@@ -145,6 +145,8 @@ export interface TestSpec {
   instruction: string;
   /** Absolute path of the reference patch, when the test has one. */
   reference?: string;
+  /** "script": `reference` is a script run in the workspace instead of a patch applied. */
+  referenceKind?: "script";
   threshold: number;
   tags: string[];
   workspace: WorkspaceSpec;

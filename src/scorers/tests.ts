@@ -1,5 +1,5 @@
 /**
- * `tests`: runs a test command and grades the JUnit XML report it writes, with SWE-bench style
+ * `tests`: runs a test command and grades the JUnit XML or CTRF JSON report it writes, with SWE-bench style
  * fail-to-pass / pass-to-pass lists. The report is the evidence; when it is missing, empty, or
  * contradicts the exit status, the scorer is an error, never a pass or a 0.
  */
@@ -9,6 +9,7 @@ import picomatch from "picomatch";
 import { glob } from "tinyglobby";
 import type { ScorerInput } from "../config/schema.js";
 import { isWithin } from "../paths.js";
+import { CtrfError, looksLikeCtrf, parseCtrf } from "./ctrf.js";
 import {
   countOutcomes,
   displayName,
@@ -268,9 +269,13 @@ export const testsScorer: Scorer = {
         return { state: "error", reason: `report ${rel(file)} is ${size} bytes, more than the 64 MiB cap` };
       }
       try {
-        cases.push(...parseJUnit(await readFile(file, "utf8")));
+        const text = await readFile(file, "utf8");
+        const ctrf = o.report_format ? o.report_format === "ctrf" : looksLikeCtrf(text);
+        cases.push(...(ctrf ? parseCtrf(text) : parseJUnit(text)));
       } catch (error) {
-        if (error instanceof JUnitError) return { state: "error", reason: `${rel(file)}: ${error.message}` };
+        if (error instanceof JUnitError || error instanceof CtrfError) {
+          return { state: "error", reason: `${rel(file)}: ${error.message}` };
+        }
         throw error;
       }
       read.push(rel(file));

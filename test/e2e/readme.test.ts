@@ -48,6 +48,7 @@ describe("the README's CLI synopsis", () => {
     "compare",
     "report",
     "merge",
+    "import",
   ])("names every flag of %s, and no other", (cmd) => {
     const help = runCli([cmd, "--help"], ROOT).stdout;
     const options = help.slice(help.indexOf("Options:"));
