@@ -4,7 +4,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, rm, rmdir, stat } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { comparisonSummary } from "./bundle/compare.js";
 import { type Bundle, readBundleAs, rowKey } from "./bundle/read.js";
@@ -76,39 +76,31 @@ export function isDiskFull(error: unknown): boolean {
 }
 
 /**
- * The run's private scratch folder (0700), made fresh inside `workDir` (default: the temp folder):
- * evalgate deletes only this folder, never what was in `workDir` before. A `workDir` evalgate had
- * to create is removed too when it is left empty.
+ * The run's private scratch folder (0700). A `--work-dir` that does not exist is made for the run
+ * and removed after it; in a folder that exists (`--work-dir .`), a fresh `evalgate-<run_id>-*`
+ * folder is made and only that is removed: evalgate never deletes what it did not create.
  */
 async function makeWorkRoot(
   opts: Omit<RunOptions, "paths">,
   runId: string,
 ): Promise<{ root: string; cleanup: () => Promise<void> }> {
-  const parent = opts.workDir ? path.resolve(opts.cwd, opts.workDir) : tempRoot();
-  let created = false;
-  const s = await stat(parent).catch(() => undefined);
-  if (s && !s.isDirectory()) throw new UsageError(`--work-dir ${opts.workDir}: is a file, not a folder`);
-  if (!s) {
-    await mkdir(parent, { recursive: true, mode: 0o700 }).catch((error: NodeJS.ErrnoException) => {
-      throw new UsageError(`--work-dir ${opts.workDir}: cannot be created (${error.code ?? error.message})`);
-    });
-    created = true;
-  }
-  const root = await mkdtemp(path.join(parent, `evalgate-${runId}-`)).catch(
-    (error: NodeJS.ErrnoException) => {
-      if (isDiskFull(error)) throw error;
-      throw new UsageError(
-        `${opts.workDir ? `--work-dir ${opts.workDir}` : parent}: cannot make a folder in it (${error.code ?? error.message})`,
-      );
-    },
-  );
-  return {
-    root,
-    cleanup: async () => {
-      await rm(root, { recursive: true, force: true }).catch(() => undefined);
-      if (created) await rmdir(parent).catch(() => undefined);
-    },
+  const shown = `--work-dir ${opts.workDir}`;
+  const given = opts.workDir ? path.resolve(opts.cwd, opts.workDir) : undefined;
+  const s = given ? await stat(given).catch(() => undefined) : undefined;
+  if (s && !s.isDirectory()) throw new UsageError(`${shown} is a file, not a folder`);
+  const refuse = (where: string) => (error: NodeJS.ErrnoException) => {
+    if (isDiskFull(error)) throw error;
+    throw new UsageError(`${where}: cannot make the work folder (${error.code ?? error.message})`);
   };
+  let root: string;
+  if (given && !s) {
+    await mkdir(given, { recursive: true, mode: 0o700 }).catch(refuse(shown));
+    root = given;
+  } else {
+    const parent = given ?? tempRoot();
+    root = await mkdtemp(path.join(parent, `evalgate-${runId}-`)).catch(refuse(given ? shown : parent));
+  }
+  return { root, cleanup: () => rm(root, { recursive: true, force: true }).catch(() => undefined) };
 }
 
 /** A runner that starts nothing once the run is interrupted (the running ones are killed by then). */

@@ -113,6 +113,12 @@ export async function readBundle(dir: string, options: ReadOptions = {}): Promis
       `${dir}/summary.json has schema ${JSON.stringify(schema)}; this evalgate reads ${SUMMARY_SCHEMA}`,
     );
   }
+  // The seal first: a changed bundle is named as such, whatever else the change broke.
+  const seal = await checkSeal(abs, raw, strict ? "refuse" : "allow");
+  if (seal.state === "broken")
+    throw new BundleError(
+      `${dir} was changed after evalgate wrote it, so it is not trusted: ${seal.problem}`,
+    );
   let summary = raw as WireSummary;
   if (strict) {
     const parsed = parseSummary(raw);
@@ -151,11 +157,6 @@ export async function readBundle(dir: string, options: ReadOptions = {}): Promis
     }
     rows.push(row as WireIndexRow);
   });
-  const seal = await checkSeal(abs, raw, strict ? "refuse" : "allow");
-  if (seal.state === "broken")
-    throw new BundleError(
-      `${dir} was changed after evalgate wrote it, so it is not trusted: ${seal.problem}`,
-    );
   summary.status ??= "complete";
   return { dir: abs, summary, rows, sealed: seal.state === "sealed" };
 }
