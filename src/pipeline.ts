@@ -21,7 +21,7 @@ import { compareCase } from "./gate/compare.js";
 import type { Logger } from "./log.js";
 import type { Progress } from "./report/console.js";
 import type { ReportView } from "./report/view.js";
-import { type Interruption, interruptedAttempt } from "./run/interrupt.js";
+import type { Interruption } from "./run/interrupt.js";
 import { type ExecuteResult, executePlan } from "./run/schedule.js";
 import { checkBwrap } from "./sandbox/bwrap.js";
 import { type ProcessOutcome, type ProcessRunner, runnerWith } from "./sandbox/process.js";
@@ -265,12 +265,7 @@ async function writeRun(
         evidenceDir: (spec, dirName) => bundle.evidenceDir(spec, dirName),
         attemptStarted: () => deps.progress.attemptStarted(),
         retryPlanned: () => deps.progress.addPlanned(1),
-        attemptFinished: async (spec, done) => {
-          // Finished after the interrupt: its agent or scorers were killed, so it does not count.
-          const raw =
-            interruption?.signal.aborted && done.failureKind !== "cancelled"
-              ? interruptedAttempt(done, interruption.received ?? "stopped")
-              : done;
+        attemptFinished: async (spec, raw) => {
           const r = await bundle.writeAttempt(
             spec,
             raw,

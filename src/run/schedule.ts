@@ -15,7 +15,7 @@ import { BaselineStore, baselineKey, type PreparedBaseline } from "../workspace/
 import { WorkspaceError } from "../workspace/errors.js";
 import { type AttemptInput, runAttempt } from "./attempt.js";
 import { BudgetTracker } from "./budget.js";
-import type { Interruption } from "./interrupt.js";
+import { type Interruption, interruptedAttempt } from "./interrupt.js";
 import { type AttemptResult, attemptDirName, type CaseRun } from "./types.js";
 
 export interface RunHooks {
@@ -208,6 +208,9 @@ export async function executePlan(opts: ExecuteOptions): Promise<ExecuteResult> 
       result.failureKind = "budget_exceeded";
       result.message = `stopped: the run's duration budget (${limitText}) ran out while the agent worked`;
     }
+    // Finished after an interrupt: its agent or scorers were killed, so it does not count.
+    if (opts.interruption?.signal.aborted)
+      return interruptedAttempt(result, opts.interruption.received ?? "stopped");
     budgets.record(spec.rootEvalPath, result);
     return result;
   };
