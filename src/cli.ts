@@ -7,7 +7,7 @@ import path from "node:path";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { compareBundles } from "./bundle/compare.js";
 import { mergeBundles } from "./bundle/merge.js";
-import { type Bundle, bundleErrorAsUsage, readBundleAs } from "./bundle/read.js";
+import { type Bundle, bundleErrorAsUsage, readBundleAs, unsealedNote } from "./bundle/read.js";
 import { loadReportView } from "./bundle/report-view.js";
 import { parsePositiveInt, parseShard, splitList } from "./config/args.js";
 import { ConfigError, EXIT, UsageError } from "./config/errors.js";
@@ -244,6 +244,13 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
     )
     .action(async (basePath: string, headPath: string, o: { format: string }) => {
       const [base, head] = await Promise.all([readBundleArg(basePath, cwd), readBundleArg(headPath, cwd)]);
+      for (const [b, shown] of [
+        [base, basePath],
+        [head, headPath],
+      ] as const) {
+        const note = unsealedNote(b, shown);
+        if (note) stderr.write(`evalgate: note: ${note}\n`);
+      }
       const comparison = compareBundles(base, head);
       stdout.write(
         o.format === "json"

@@ -7,7 +7,7 @@ import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { comparisonSummary } from "./bundle/compare.js";
-import { type Bundle, readBundleAs, rowKey } from "./bundle/read.js";
+import { type Bundle, readBundleAs, rowKey, unsealedNote } from "./bundle/read.js";
 import { writeReports } from "./bundle/reports.js";
 import { sealBundle } from "./bundle/seal.js";
 import { buildSummary, gateFromRows, wireEvals } from "./bundle/summary.js";
@@ -166,6 +166,8 @@ export async function runEvals(opts: RunOptions, deps: RunDeps): Promise<RunOutc
   for (const note of plan.notes) deps.logger.info(`note: ${note}`);
   const given = opts.baseline || undefined;
   const baseline = typeof given === "string" ? await readBundleAs(given, "--baseline") : given;
+  const unsealed = baseline && unsealedNote(baseline, "the baseline");
+  if (unsealed) deps.logger.info(`note: ${unsealed}`);
   return runPlan(plan, opts, deps, baseline);
 }
 

@@ -161,6 +161,13 @@ export async function readBundle(dir: string, options: ReadOptions = {}): Promis
   return { dir: abs, summary, rows, sealed: seal.state === "sealed" };
 }
 
+/** A note for a bundle whose files cannot be checked (no seal), else undefined. */
+export function unsealedNote(b: Bundle, shown: string = b.dir): string | undefined {
+  return b.sealed
+    ? undefined
+    : `${shown} has no seal (written by an earlier evalgate, or edited by hand): its files are not checked`;
+}
+
 /**
  * `work` on bundles the user named: a BundleError in it is their mistake (a UsageError, exit 2),
  * its message passed through `message`.

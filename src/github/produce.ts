@@ -16,7 +16,8 @@ import type { Logger } from "../log.js";
 import { newRunId, type RunOptions, runEvals } from "../pipeline.js";
 import { LineProgress } from "../report/console.js";
 import type { ReportView } from "../report/view.js";
-import { ChildProcessRunner } from "../sandbox/process.js";
+import { SignalInterrupt } from "../run/interrupt.js";
+import { ChildProcessRunner, killLiveGroups } from "../sandbox/process.js";
 import { VERSION } from "../version.js";
 import { git, repositoryRoot } from "../workspace/git.js";
 import { tempRoot } from "../workspace/temp.js";
@@ -162,6 +163,8 @@ async function runMode(
     `evalgate: running ${options.paths.join(", ")}${options.shard ? ` (shard ${options.shard.index}/${options.shard.total})` : ""}`,
   );
   let result: Awaited<ReturnType<typeof runEvals>>;
+  // A cancelled job (SIGINT, then SIGTERM 7.5 s later) still publishes what completed, as interrupted.
+  const interrupt = new SignalInterrupt(killLiveGroups).install();
   try {
     result = await runEvals(
       {
@@ -173,11 +176,19 @@ async function runMode(
         ...(ctx.sha && ctx.eventName !== "pull_request_target" ? { gitSha: ctx.sha } : {}),
         ...(base.bundle ? { baseline: base.bundle } : {}),
       },
-      { runner: new ChildProcessRunner(), progress: new LineProgress(process.stdout), logger: deps.logger },
+      {
+        runner: new ChildProcessRunner(),
+        progress: new LineProgress(process.stdout),
+        logger: deps.logger,
+        interruption: interrupt,
+      },
     );
   } finally {
+    interrupt.dispose();
     deps.logger.groupEnd?.();
   }
+  if (result.interrupted)
+    deps.logger.warn(`evalgate: interrupted by ${result.interrupted}: publishing the partial bundle`);
   return madeHere(result.bundleDir, result, base);
 }
 

@@ -255,7 +255,14 @@ describe("untrusted bundles are read through one confined reader", () => {
     cpSync(path.join(b, "index.jsonl"), outside);
     rmSync(path.join(b, "index.jsonl"));
     symlinkSync(outside, path.join(b, "index.jsonl"));
-    const r = runCli(["report", b], dir);
+    let r = runCli(["report", b], dir);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(
+      /index\.jsonl is a symbolic link: a bundle holds only folders and regular files/,
+    );
+    // Unsealed, the confined read refuses it.
+    unseal(b);
+    r = runCli(["report", b], dir);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/index\.jsonl: the path leaves the bundle; not read/);
   });
