@@ -7,14 +7,14 @@ import path from "node:path";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { compareBundles } from "./bundle/compare.js";
 import { mergeBundles } from "./bundle/merge.js";
-import { type Bundle, bundleErrorAsUsage, readBundleAs } from "./bundle/read.js";
+import { type Bundle, bundleErrorAsUsage, readBundleAs, unsealedNote } from "./bundle/read.js";
 import { loadReportView } from "./bundle/report-view.js";
 import { parsePositiveInt, parseShard, splitList } from "./config/args.js";
 import { ConfigError, EXIT, UsageError } from "./config/errors.js";
 import { loadPlan } from "./config/plan.js";
 import { runImport } from "./import/index.js";
 import { StreamLogger } from "./log.js";
-import { newRunId, type RunOptions, runEvals } from "./pipeline.js";
+import { isDiskFull, newRunId, type RunOptions, runEvals } from "./pipeline.js";
 import { COMMENT_MAX_CHARS, renderComment } from "./report/comment.js";
 import { renderComparisonMarkdown } from "./report/compare.js";
 import { LineProgress, LiveProgress, type Progress, SilentProgress } from "./report/console.js";
@@ -22,7 +22,8 @@ import { renderHtml } from "./report/html.js";
 import { renderJUnit } from "./report/junit.js";
 import { renderSolvabilityText, solvabilityJson } from "./report/solvability.js";
 import { renderCaseTable, renderRunFooter } from "./report/table.js";
-import { ChildProcessRunner } from "./sandbox/process.js";
+import { exitCodeOf, SignalInterrupt } from "./run/interrupt.js";
+import { ChildProcessRunner, killLiveGroups } from "./sandbox/process.js";
 import { checkSolvability } from "./solvable.js";
 import { VERSION } from "./version.js";
 import { repositoryRoot } from "./workspace/git.js";
@@ -131,11 +132,27 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
         baseline: o.baseline as string | undefined,
         shard: o.shard as RunOptions["shard"],
       };
-      const result = await runEvals(opts, {
-        runner: new ChildProcessRunner(),
-        progress,
-        logger: json ? new StreamLogger(stderr, stderr) : logger,
-      });
+      const interrupt = new SignalInterrupt(killLiveGroups).install();
+      let result: Awaited<ReturnType<typeof runEvals>>;
+      try {
+        result = await runEvals(opts, {
+          runner: new ChildProcessRunner(),
+          progress,
+          logger: json ? new StreamLogger(stderr, stderr) : logger,
+          interruption: interrupt,
+        });
+      } finally {
+        interrupt.dispose();
+      }
+      const sig = interrupt.received;
+      if (sig) {
+        const tries = result.cases.flatMap((c) => c.tries);
+        const done = tries.filter((t) => t.failureKind !== "cancelled").length;
+        stderr.write(
+          `evalgate: interrupted by ${sig}: agents stopped, workspaces removed, ${done} of ${tries.length} attempts finished; the partial bundle (status: ${result.summary.status}) is in ${result.bundleDir}\n`,
+        );
+        throw new Exit(exitCodeOf(sig));
+      }
       if (json) stdout.write(`${JSON.stringify(result.summary, null, 2)}\n`);
       else {
         stdout.write(
@@ -263,6 +280,13 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
     )
     .action(async (basePath: string, headPath: string, o: { format: string }) => {
       const [base, head] = await Promise.all([readBundleArg(basePath, cwd), readBundleArg(headPath, cwd)]);
+      for (const [b, shown] of [
+        [base, basePath],
+        [head, headPath],
+      ] as const) {
+        const note = unsealedNote(b, shown);
+        if (note) stderr.write(`evalgate: note: ${note}\n`);
+      }
       const comparison = compareBundles(base, head);
       stdout.write(
         o.format === "json"
@@ -360,6 +384,14 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
     }
     if (error instanceof UsageError) {
       stderr.write(`evalgate: ${error.message}\n`);
+      return EXIT.usage;
+    }
+    if (isDiskFull(error)) {
+      // The machine's state, not a bug: exit 2 like the other problems the user must fix first.
+      const file = (error as NodeJS.ErrnoException).path;
+      stderr.write(
+        `evalgate: no space left on the disk${file ? ` for ${path.dirname(file)}` : ""}: free some space, or write to a folder on a disk with room\n`,
+      );
       return EXIT.usage;
     }
     const e = error as Error;

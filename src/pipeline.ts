@@ -4,11 +4,12 @@
  */
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { comparisonSummary } from "./bundle/compare.js";
-import { type Bundle, readBundleAs, rowKey } from "./bundle/read.js";
+import { type Bundle, readBundleAs, rowKey, unsealedNote } from "./bundle/read.js";
 import { writeReports } from "./bundle/reports.js";
+import { sealBundle } from "./bundle/seal.js";
 import { buildSummary, gateFromRows, wireEvals } from "./bundle/summary.js";
 import type { WireIndexRow, WireSummary } from "./bundle/wire.js";
 import { BundleWriter, checkNewBundleFolder, type FinishedCase } from "./bundle/write.js";
@@ -20,9 +21,10 @@ import { compareCase } from "./gate/compare.js";
 import type { Logger } from "./log.js";
 import type { Progress } from "./report/console.js";
 import type { ReportView } from "./report/view.js";
+import type { Interruption } from "./run/interrupt.js";
 import { type ExecuteResult, executePlan } from "./run/schedule.js";
 import { checkBwrap } from "./sandbox/bwrap.js";
-import { type ProcessRunner, runnerWith } from "./sandbox/process.js";
+import { type ProcessOutcome, type ProcessRunner, runnerWith } from "./sandbox/process.js";
 import type { Redactor } from "./sandbox/redact.js";
 import { runSecrets } from "./sandbox/secrets.js";
 import { VERSION } from "./version.js";
@@ -49,6 +51,8 @@ export interface RunDeps {
   runner: ProcessRunner;
   progress: Progress;
   logger: Logger;
+  /** Stops the run early (SIGINT, SIGTERM): the bundle is then written with status interrupted. */
+  interruption?: Interruption;
 }
 
 export interface RunOutcome {
@@ -61,6 +65,60 @@ export interface RunOutcome {
   cases: FinishedCase[];
   /** The view the bundle's reports were rendered from (every case's evidence loaded). */
   view: ReportView;
+  /** The signal that interrupted the run (the bundle's status is interrupted), if one did. */
+  interrupted?: string;
+}
+
+/** Errors of a full disk or quota: the machine's state, not a bug, not the eval files. */
+export function isDiskFull(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return code === "ENOSPC" || code === "EDQUOT";
+}
+
+/**
+ * The run's private scratch folder (0700). A `--work-dir` that does not exist is made for the run
+ * and removed after it; in a folder that exists (`--work-dir .`), a fresh `evalgate-<run_id>-*`
+ * folder is made and only that is removed: evalgate never deletes what it did not create.
+ */
+async function makeWorkRoot(
+  opts: Omit<RunOptions, "paths">,
+  runId: string,
+): Promise<{ root: string; cleanup: () => Promise<void> }> {
+  const shown = `--work-dir ${opts.workDir}`;
+  const given = opts.workDir ? path.resolve(opts.cwd, opts.workDir) : undefined;
+  const s = given ? await stat(given).catch(() => undefined) : undefined;
+  if (s && !s.isDirectory()) throw new UsageError(`${shown} is a file, not a folder`);
+  const refuse = (where: string) => (error: NodeJS.ErrnoException) => {
+    if (isDiskFull(error)) throw error;
+    throw new UsageError(`${where}: cannot make the work folder (${error.code ?? error.message})`);
+  };
+  let root: string;
+  if (given && !s) {
+    await mkdir(given, { recursive: true, mode: 0o700 }).catch(refuse(shown));
+    root = given;
+  } else {
+    const parent = given ?? tempRoot();
+    root = await mkdtemp(path.join(parent, `evalgate-${runId}-`)).catch(refuse(given ? shown : parent));
+  }
+  return { root, cleanup: () => rm(root, { recursive: true, force: true }).catch(() => undefined) };
+}
+
+/** A runner that starts nothing once the run is interrupted (the running ones are killed by then). */
+function stoppableRunner(inner: ProcessRunner, interruption: Interruption | undefined): ProcessRunner {
+  if (!interruption) return inner;
+  const refused: ProcessOutcome = {
+    exitCode: null,
+    signal: null,
+    timedOut: false,
+    durationMs: 0,
+    spawnError: "not started: the run was interrupted",
+    stdout: "",
+    tail: "",
+    droppedBytes: 0,
+  };
+  return {
+    run: (spec) => (interruption.signal.aborted ? Promise.resolve({ ...refused }) : inner.run(spec)),
+  };
 }
 
 export function newRunId(now = new Date()): string {
@@ -108,6 +166,8 @@ export async function runEvals(opts: RunOptions, deps: RunDeps): Promise<RunOutc
   for (const note of plan.notes) deps.logger.info(`note: ${note}`);
   const given = opts.baseline || undefined;
   const baseline = typeof given === "string" ? await readBundleAs(given, "--baseline") : given;
+  const unsealed = baseline && unsealedNote(baseline, "the baseline");
+  if (unsealed) deps.logger.info(`note: ${unsealed}`);
   return runPlan(plan, opts, deps, baseline);
 }
 
@@ -130,7 +190,7 @@ export async function runPlan(
       {
         ...deps,
         logger: redactingLogger(deps.logger, redactor),
-        runner: runnerWith(deps.runner, { redactor }),
+        runner: runnerWith(stoppableRunner(deps.runner, deps.interruption), { redactor }),
       },
       redactor,
       secrets.tooShort,
@@ -163,10 +223,35 @@ async function executeAndWrite(
   const startedAt = new Date();
   const runId = newRunId(startedAt);
   const bundleDir = path.resolve(opts.cwd, opts.out ?? path.join(".evalgate", "results", runId));
-  const workRoot = path.resolve(opts.workDir ?? path.join(tempRoot(), `evalgate-${runId}`));
   if (opts.out !== undefined) await checkNewBundleFolder(bundleDir, opts.out, opts.naming);
+  try {
+    return await writeRun(plan, opts, deps, baseline, bwrap, startedAt, runId, bundleDir, redactor);
+  } catch (error) {
+    if (!isDiskFull(error)) throw error;
+    const file = (error as NodeJS.ErrnoException).path;
+    const where = file ? ` (writing ${file})` : "";
+    throw new UsageError(
+      `no space left on the disk${where}: free some space, or give --out and --work-dir folders on a disk with room. The bundle folder ${bundleDir} keeps what was written`,
+    );
+  }
+}
+
+async function writeRun(
+  plan: Plan,
+  opts: Omit<RunOptions, "paths">,
+  deps: RunDeps,
+  baseline: Bundle | undefined,
+  bwrap: string | undefined,
+  startedAt: Date,
+  runId: string,
+  bundleDir: string,
+  redactor: Redactor,
+): Promise<RunOutcome> {
   const bundle = new BundleWriter(bundleDir, redactor);
   await bundle.init();
+  const work = await makeWorkRoot(opts, runId);
+  const workRoot = work.root;
+  const interruption = deps.interruption;
 
   deps.progress.start(plan.cases.reduce((a, c) => a + c.repeat, 0));
   let executed: ExecuteResult;
@@ -177,6 +262,7 @@ async function executeAndWrite(
       runner: deps.runner,
       keepWorkspaces: opts.keepWorkspaces ?? false,
       ...(bwrap ? { bwrap, bundleDir } : {}),
+      ...(interruption ? { interruption } : {}),
       hooks: {
         evidenceDir: (spec, dirName) => bundle.evidenceDir(spec, dirName),
         attemptStarted: () => deps.progress.attemptStarted(),
@@ -204,7 +290,7 @@ async function executeAndWrite(
     });
   } finally {
     deps.progress.stop();
-    if (!opts.keepWorkspaces) await rm(workRoot, { recursive: true, force: true }).catch(() => undefined);
+    if (!opts.keepWorkspaces) await work.cleanup();
   }
   if (opts.keepWorkspaces) deps.logger.info(`workspaces kept in ${workRoot}`);
 
@@ -224,6 +310,9 @@ async function executeAndWrite(
   const evals = wireEvals(plan.roots, rows);
   const gate = gateFromRows(evals, rows, executed.budgetStops);
   const filtered = Boolean(opts.targets?.length || opts.tests?.length || opts.tags?.length || opts.shard);
+  const stoppedBy = interruption?.signal.aborted ? (interruption.received ?? "a stop request") : undefined;
+  const tries = finished.flatMap((c) => c.tries);
+  const done = tries.filter((t) => t.failureKind !== "cancelled").length;
   const built = buildSummary(
     {
       id: runId,
@@ -239,6 +328,11 @@ async function executeAndWrite(
       },
       git: await gitInfo(plan.projectRoot, opts.gitSha),
       ...(opts.shard ? { shard: opts.shard } : {}),
+      ...(stoppedBy
+        ? {
+            interrupted: `the run was interrupted (${stoppedBy}): ${done} of ${tries.length} attempts finished`,
+          }
+        : {}),
     },
     evals,
     rows,
@@ -246,9 +340,22 @@ async function executeAndWrite(
     executed.budgetStops,
     baseline ? comparisonSummary(baseline, rows, filtered) : null,
   );
-  const summary = await bundle.writeSummary(built);
+  await bundle.writeSummary(built);
   const { view } = await writeReports(bundleDir);
-  return { runId, bundleDir, summary, rows, plan, cases: finished, view };
+  // Last: the digest of every file of the bundle, once every process of the run is gone.
+  const sealed = await sealBundle(bundleDir);
+  for (const rel of sealed.removed)
+    deps.logger.warn(`removed ${rel} from the bundle: not a folder or a regular file, so not evalgate's`);
+  return {
+    runId,
+    bundleDir,
+    summary: sealed.summary,
+    rows,
+    plan,
+    cases: finished,
+    view,
+    ...(stoppedBy ? { interrupted: stoppedBy } : {}),
+  };
 }
 
 /**

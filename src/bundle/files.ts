@@ -4,10 +4,93 @@
  * Paths come from index.jsonl and case summaries, which may come from a downloaded artifact: a path
  * that leaves the bundle is refused, never read. Problems are collected, never thrown.
  */
-import { open, readFile, realpath, stat } from "node:fs/promises";
+import { constants } from "node:fs";
+import { type FileHandle, open, realpath } from "node:fs/promises";
 import path from "node:path";
 import { isWithin } from "../paths.js";
 import type { Excerpt } from "../report/view.js";
+
+/** Why a file of a bundle was not read. */
+export type RefusedRead = "outside" | "missing" | "special" | "too-large" | "unreadable";
+
+/** A bundle file that the confined reader would not (or could not) read. */
+export class RefusedFile extends Error {
+  constructor(
+    readonly rel: string,
+    readonly reason: RefusedRead,
+    detail: string,
+  ) {
+    super(`${rel}: ${detail}`);
+    this.name = "RefusedFile";
+  }
+}
+
+/**
+ * Opens `rel` inside the bundle `root` as untrusted input: a relative path with no `..`, that does
+ * not leave the bundle through a symbolic link, and that is a regular file (opened non-blocking, so
+ * a FIFO or a device is refused at once instead of hanging the reader). `rootReal` is the root
+ * with its links resolved.
+ */
+export async function openConfined(
+  root: string,
+  rel: string,
+  rootReal?: string,
+): Promise<{ fh: FileHandle; size: number }> {
+  const segments = rel.split(/[\\/]/);
+  if (!rel || rel.includes("\0") || path.isAbsolute(rel) || segments.includes(".."))
+    throw new RefusedFile(rel, "outside", "the path leaves the bundle; not read");
+  const abs = path.resolve(root, rel);
+  let real: string;
+  try {
+    real = await realpath(abs);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") throw new RefusedFile(rel, "missing", "missing");
+    throw new RefusedFile(rel, "unreadable", `cannot be read (${code ?? (error as Error).message})`);
+  }
+  const base = rootReal ?? (await realpath(root).catch(() => root));
+  if (!isWithin(root, abs) || !isWithin(base, real))
+    throw new RefusedFile(rel, "outside", "the path leaves the bundle; not read");
+  let fh: FileHandle;
+  try {
+    fh = await open(real, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") throw new RefusedFile(rel, "missing", "missing");
+    if (code === "ELOOP") throw new RefusedFile(rel, "outside", "the path leaves the bundle; not read");
+    if (code === "ENXIO") throw new RefusedFile(rel, "special", "not a regular file; not read");
+    throw new RefusedFile(rel, "unreadable", `cannot be read (${code ?? (error as Error).message})`);
+  }
+  const st = await fh.stat();
+  if (!st.isFile()) {
+    await fh.close();
+    throw new RefusedFile(
+      rel,
+      "special",
+      `${st.isDirectory() ? "a folder" : st.isFIFO() ? "a FIFO (named pipe)" : "not a regular file"}, not a file evalgate writes; not read`,
+    );
+  }
+  return { fh, size: st.size };
+}
+
+/** The whole of a bundle file, read through openConfined, refused beyond `maxBytes`. */
+export async function readConfined(
+  root: string,
+  rel: string,
+  maxBytes: number,
+  rootReal?: string,
+): Promise<Buffer> {
+  const { fh, size } = await openConfined(root, rel, rootReal);
+  try {
+    if (size > maxBytes)
+      throw new RefusedFile(rel, "too-large", `${size} bytes, more than the ${maxBytes} evalgate reads`);
+    const buf = Buffer.alloc(size);
+    const { bytesRead } = await fh.read(buf, 0, size, 0);
+    return buf.subarray(0, bytesRead);
+  } finally {
+    await fh.close();
+  }
+}
 
 /** A result.json or grading.json larger than this is not parsed (a tests scorer keeps ≤ 1,000 tests). */
 const JSON_CAP_BYTES = 8 * 1024 * 1024;
@@ -29,48 +112,26 @@ export class BundleFiles {
     return c;
   }
 
-  /**
-   * The absolute path of a bundle-relative path, or null (and a problem) when it, or a symbolic
-   * link on the way, leaves the bundle. A missing file resolves (the caller reports it).
-   */
-  async resolve(rel: string): Promise<string | null> {
-    const abs = path.resolve(this.root, rel);
-    let real = abs;
-    try {
-      real = await realpath(abs);
-    } catch {
-      // missing: nothing to follow
-    }
+  private rootReal(): Promise<string> {
     this.shared.rootReal ??= realpath(this.root).catch(() => this.root);
-    const rootReal = await this.shared.rootReal;
-    for (const [base, p] of [
-      [this.root, abs],
-      [rootReal, real],
-    ] as const) {
-      if (!isWithin(base, p)) {
-        this.problems.push(`${rel}: the path leaves the bundle; not read`);
-        return null;
-      }
-    }
-    return abs;
+    return this.shared.rootReal;
   }
 
   async json<T>(rel: string, required = true): Promise<T | null> {
-    const abs = await this.resolve(rel);
-    if (!abs) return null;
     try {
-      const size = (await stat(abs)).size;
-      if (size > JSON_CAP_BYTES) {
-        this.problems.push(`${rel}: ${size} bytes, too large to read for the report`);
+      const buf = await readConfined(this.root, rel, JSON_CAP_BYTES, await this.rootReal());
+      return JSON.parse(buf.toString("utf8")) as T;
+    } catch (error) {
+      if (error instanceof RefusedFile) {
+        if (error.reason === "missing" && !required) return null;
+        this.problems.push(
+          error.reason === "too-large"
+            ? `${rel}: ${error.message.slice(rel.length + 2).split(",")[0]}, too large to read for the report`
+            : error.message,
+        );
         return null;
       }
-      return JSON.parse(await readFile(abs, "utf8")) as T;
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === "ENOENT" && !required) return null;
-      this.problems.push(
-        `${rel}: ${code === "ENOENT" ? "missing" : `cannot be read (${(error as Error).message})`}`,
-      );
+      this.problems.push(`${rel}: cannot be read (${(error as Error).message})`);
       return null;
     }
   }
@@ -87,12 +148,9 @@ export class BundleFiles {
 
   /** At most `max` bytes from one end of a file, trimmed to whole lines where it was cut. */
   private async excerpt(rel: string, max: number, end: "head" | "tail"): Promise<Excerpt | null> {
-    const abs = await this.resolve(rel);
-    if (!abs) return null;
     try {
-      const fh = await open(abs, "r");
+      const { fh, size } = await openConfined(this.root, rel, await this.rootReal());
       try {
-        const size = (await fh.stat()).size;
         const want = Math.min(size, max);
         const buf = Buffer.alloc(want);
         const { bytesRead } = await fh.read(buf, 0, want, end === "head" ? 0 : size - want);
@@ -110,8 +168,9 @@ export class BundleFiles {
         await fh.close();
       }
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT")
-        this.problems.push(`${rel}: cannot be read (${(error as Error).message})`);
+      if (error instanceof RefusedFile) {
+        if (error.reason !== "missing") this.problems.push(error.message);
+      } else this.problems.push(`${rel}: cannot be read (${(error as Error).message})`);
       return null;
     }
   }

@@ -2,14 +2,17 @@
  * Shards of one run → one bundle. The gate is decided again over all cases, so the merged verdict
  * is the verdict the whole run would have had.
  */
-import { cp, mkdir, writeFile } from "node:fs/promises";
+import { constants } from "node:fs";
+import { copyFile, lstat, mkdir, readdir, realpath, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { CLI_NAMING, type OptionNaming } from "../config/args.js";
 import { UsageError } from "../config/errors.js";
+import { isWithin } from "../paths.js";
 import type { ReportView } from "../report/view.js";
 import { applyBaseline, comparisonSummary } from "./compare.js";
-import { type Bundle, readBundle, rowKey } from "./read.js";
+import { type Bundle, BundleError, confinedPath, readBundle, rowKey } from "./read.js";
 import { writeReports } from "./reports.js";
+import { sealBundle } from "./seal.js";
 import { buildSummary, gateFromRows, type WireEval } from "./summary.js";
 import type { WireIndexRow, WireSummary } from "./wire.js";
 import { checkNewBundleFolder, writeJson } from "./write.js";
@@ -74,7 +77,7 @@ export async function mergeBundles(
         );
       }
       owner.set(key, b.dir);
-      await cp(path.join(b.dir, r.result_dir), path.join(out, r.result_dir), { recursive: true });
+      await copyResultDir(b.dir, r.result_dir, out);
       rows.push({ ...r });
     }
   }
@@ -97,6 +100,9 @@ export async function mergeBundles(
   const finished = Math.max(...shards.map((b) => Date.parse(b.summary.run.finished_at)));
   const gate = gateFromRows(evals, rows, budgetStops);
   const hadComparison = shards.some((b) => b.summary.comparison);
+  const interrupted = shards
+    .filter((b) => b.summary.status === "interrupted")
+    .map((b) => `${b.summary.run.shard!.index}/${b.summary.run.shard!.total}`);
   const summary = buildSummary(
     {
       id: opts.runId,
@@ -108,6 +114,11 @@ export async function mergeBundles(
       filters: first.run.filters,
       git: first.git,
       mergedFrom: shards.map((b) => b.summary.run.id),
+      ...(interrupted.length > 0
+        ? {
+            interrupted: `the run was interrupted: shard${interrupted.length > 1 ? "s" : ""} ${interrupted.join(", ")} stopped before every attempt ran`,
+          }
+        : {}),
     },
     evals,
     rows,
@@ -126,7 +137,43 @@ export async function mergeBundles(
   await writeJson(path.join(out, "summary.json"), summary);
   // The view the reports were rendered from, to render more from (the action's comment).
   const { view } = await writeReports(out);
-  return { summary, rows, view };
+  const sealed = await sealBundle(out);
+  return { summary: sealed.summary, rows, view };
+}
+
+/**
+ * Copies one case's result folder of a shard into the merged bundle: only folders and regular
+ * files, from inside the shard to inside the output (index.jsonl is the shard's claim, not a path
+ * to trust).
+ */
+async function copyResultDir(shardDir: string, rel: string, out: string): Promise<void> {
+  const from = path.join(shardDir, rel);
+  const to = path.join(out, rel);
+  const shardReal = await realpath(shardDir);
+  const fromReal = await realpath(from).catch(() => {
+    throw new BundleError(`${shardDir}: the result folder ${rel} of index.jsonl is missing`);
+  });
+  if (!confinedPath(rel) || !isWithin(out, to) || !isWithin(shardReal, fromReal) || fromReal === shardReal)
+    throw new BundleError(
+      `${shardDir}/index.jsonl: result_dir ${JSON.stringify(rel)} leaves the bundle; refused`,
+    );
+  const copy = async (src: string, dest: string): Promise<void> => {
+    const s = await lstat(src);
+    if (s.isDirectory()) {
+      await mkdir(dest, { recursive: true, mode: 0o755 });
+      for (const name of await readdir(src)) await copy(path.join(src, name), path.join(dest, name));
+    } else if (s.isFile()) {
+      await copyFile(src, dest, constants.COPYFILE_EXCL).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== "EEXIST") throw error;
+        throw new BundleError(`${path.relative(out, dest)} comes from two shards; refused`);
+      });
+    } else {
+      throw new BundleError(
+        `${path.relative(shardDir, src)} in ${shardDir} is not a folder or a regular file; a bundle holds only those`,
+      );
+    }
+  };
+  await copy(from, to);
 }
 
 /** Without a new baseline, the shards' own comparisons add up (none of them can know removals). */

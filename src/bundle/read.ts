@@ -1,8 +1,16 @@
-/** Reading a run bundle written by evalgate (for comparison, reports and merging). */
-import { readFile, stat } from "node:fs/promises";
+/**
+ * Reading a run bundle (for comparison, reports, merging and the baseline): the one reader of every
+ * consumer. A bundle may be a downloaded artifact, so its files are read through the confined
+ * reader (bundle/files.ts), summary.json and index.jsonl are checked against their schemas, and
+ * its seal is checked (bundle/seal.ts).
+ */
+import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { UsageError } from "../config/errors.js";
+import { RefusedFile, readConfined } from "./files.js";
+import { checkSeal, SUMMARY_CAP_BYTES, SUMMARY_FILE } from "./seal.js";
 import { SUMMARY_SCHEMA, type WireIndexRow, type WireSummary } from "./wire.js";
+import { parseIndexRow, parseSummary } from "./wire-schema.js";
 
 export class BundleError extends Error {
   constructor(message: string) {
@@ -15,13 +23,74 @@ export interface Bundle {
   dir: string;
   summary: WireSummary;
   rows: WireIndexRow[];
+  /** Whether summary.json carried a seal that matched (false: a bundle of an evalgate before seals). */
+  sealed: boolean;
 }
+
+export interface ReadOptions {
+  /**
+   * strict (default): summary.json and every index row must match the wire schema, and each row's
+   * paths stay in the bundle: what compare, merge and the baseline compute with. lenient: rows
+   * need only be JSON objects; the report view reads their fields one by one (decision 0066).
+   */
+  check?: "strict" | "lenient";
+}
+
+/** index.jsonl beyond this is not read (a row is a few KiB: hundreds of thousands of cases). */
+const INDEX_CAP_BYTES = 512 * 1024 * 1024;
 
 export function rowKey(r: { eval_path: string; test_id: string; target: string }): string {
   return `${r.eval_path}\u0000${r.test_id}\u0000${r.target}`;
 }
 
-export async function readBundle(dir: string): Promise<Bundle> {
+/** Whether a relative path from a bundle stays inside it, by its names. */
+export function confinedPath(rel: string): boolean {
+  return (
+    rel.length > 0 &&
+    !rel.includes("\0") &&
+    !path.isAbsolute(rel) &&
+    !/^[A-Za-z]:/.test(rel) &&
+    !rel.split(/[\\/]/).includes("..")
+  );
+}
+
+/** A folder an evalgate run was writing into: its attempts' folders are there, its summary is not. */
+async function partlyWritten(abs: string): Promise<boolean> {
+  let names: string[];
+  try {
+    names = await readdir(abs);
+  } catch {
+    return false;
+  }
+  if (names.includes("index.jsonl") || names.includes(`.${SUMMARY_FILE}.partial`)) return true;
+  for (const name of names.slice(0, 64)) {
+    const inner = await readdir(path.join(abs, name)).catch(() => [] as string[]);
+    if (inner.some((n) => /^run-\d+/.test(n))) return true;
+  }
+  return false;
+}
+
+const INCOMPLETE =
+  "an incomplete evalgate bundle (its run was cut off before the bundle was written to the end)";
+
+async function readText(abs: string, dir: string, rel: string, cap: number): Promise<string> {
+  try {
+    return (await readConfined(abs, rel, cap)).toString("utf8");
+  } catch (error) {
+    if (error instanceof RefusedFile) {
+      if (error.reason === "missing") {
+        if (rel === SUMMARY_FILE && !(await partlyWritten(abs)))
+          throw new BundleError(`${dir} is not an evalgate bundle: it has no summary.json`);
+        throw new BundleError(`${dir} is ${INCOMPLETE}: ${rel} is missing`);
+      }
+      throw new BundleError(`${dir}/${error.message}`);
+    }
+    throw error;
+  }
+}
+
+export async function readBundle(dir: string, options: ReadOptions = {}): Promise<Bundle> {
+  const strict = (options.check ?? "strict") === "strict";
   const abs = path.resolve(dir);
   try {
     if (!(await stat(abs)).isDirectory()) throw new BundleError(`${dir} is not a folder`);
@@ -29,43 +98,74 @@ export async function readBundle(dir: string): Promise<Bundle> {
     if (error instanceof BundleError) throw error;
     throw new BundleError(`${dir} does not exist`);
   }
-  let summary: WireSummary;
+  let raw: unknown;
+  const summaryText = await readText(abs, dir, SUMMARY_FILE, SUMMARY_CAP_BYTES);
   try {
-    summary = JSON.parse(await readFile(path.join(abs, "summary.json"), "utf8")) as WireSummary;
+    raw = JSON.parse(summaryText);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
     throw new BundleError(
-      code === "ENOENT"
-        ? `${dir} is not an evalgate bundle: it has no summary.json`
-        : `${dir}/summary.json is not valid JSON: ${(error as Error).message}`,
+      `${dir} is ${INCOMPLETE}: its summary.json is cut off or not valid JSON (${(error as Error).message})`,
     );
   }
-  if (summary?.schema !== SUMMARY_SCHEMA) {
+  const schema = (raw as { schema?: unknown } | null)?.schema;
+  if (schema !== SUMMARY_SCHEMA) {
     throw new BundleError(
-      `${dir}/summary.json has schema ${JSON.stringify(summary?.schema)}; this evalgate reads ${SUMMARY_SCHEMA}`,
+      `${dir}/summary.json has schema ${JSON.stringify(schema)}; this evalgate reads ${SUMMARY_SCHEMA}`,
     );
   }
-  let text: string;
-  try {
-    // Always index.jsonl (SPEC §4): the field is a pointer for readers, never a path to follow.
-    text = await readFile(path.join(abs, "index.jsonl"), "utf8");
-  } catch {
-    throw new BundleError(`${dir} is not a complete evalgate bundle: index.jsonl is missing`);
+  // The seal first: a changed bundle is named as such, whatever else the change broke.
+  const seal = await checkSeal(abs, raw, strict ? "refuse" : "allow");
+  if (seal.state === "broken")
+    throw new BundleError(
+      `${dir} was changed after evalgate wrote it, so it is not trusted: ${seal.problem}`,
+    );
+  let summary = raw as WireSummary;
+  if (strict) {
+    const parsed = parseSummary(raw);
+    if ("problem" in parsed)
+      throw new BundleError(`${dir}/summary.json is not a summary evalgate wrote: ${parsed.problem}`);
+    summary = parsed.summary;
   }
+  // Always index.jsonl (SPEC §4): the field is a pointer for readers, never a path to follow.
+  const text = await readText(abs, dir, "index.jsonl", INDEX_CAP_BYTES);
   const rows: WireIndexRow[] = [];
   text.split("\n").forEach((line, i) => {
     if (!line.trim()) return;
+    const where = `${dir}/index.jsonl line ${i + 1}`;
     let row: unknown;
     try {
       row = JSON.parse(line);
     } catch {
-      throw new BundleError(`${dir}/index.jsonl line ${i + 1} is not valid JSON`);
+      throw new BundleError(`${where} is not valid JSON`);
     }
     if (!row || typeof row !== "object" || Array.isArray(row))
-      throw new BundleError(`${dir}/index.jsonl line ${i + 1} is not a JSON object`);
+      throw new BundleError(`${where} is not a JSON object`);
+    if (strict) {
+      const parsed = parseIndexRow(row);
+      if ("problem" in parsed)
+        throw new BundleError(`${where} is not a row evalgate wrote: ${parsed.problem}`);
+      const r = parsed.row;
+      for (const [key, rel] of [
+        ["result_dir", r.result_dir],
+        ["summary_path", r.summary_path],
+        ...r.runs.map((run, j) => [`runs[${j}].dir`, run.dir]),
+      ] as const) {
+        if (!confinedPath(rel))
+          throw new BundleError(`${where}: ${key} ${JSON.stringify(rel)} leaves the bundle; refused`);
+      }
+      row = r;
+    }
     rows.push(row as WireIndexRow);
   });
-  return { dir: abs, summary, rows };
+  summary.status ??= "complete";
+  return { dir: abs, summary, rows, sealed: seal.state === "sealed" };
+}
+
+/** A note for a bundle whose files cannot be checked (no seal), else undefined. */
+export function unsealedNote(b: Bundle, shown: string = b.dir): string | undefined {
+  return b.sealed
+    ? undefined
+    : `${shown} has no seal (written by an earlier evalgate, or edited by hand): its files are not checked`;
 }
 
 /**
@@ -85,6 +185,6 @@ export async function bundleErrorAsUsage<T>(
 }
 
 /** Reads a bundle the user named; a folder that is not one is a UsageError, `label: ` before the reason. */
-export function readBundleAs(dir: string, label?: string): Promise<Bundle> {
-  return bundleErrorAsUsage(readBundle(dir), (reason) => (label ? `${label}: ${reason}` : reason));
+export function readBundleAs(dir: string, label?: string, options: ReadOptions = {}): Promise<Bundle> {
+  return bundleErrorAsUsage(readBundle(dir, options), (reason) => (label ? `${label}: ${reason}` : reason));
 }

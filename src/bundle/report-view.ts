@@ -297,7 +297,7 @@ export async function loadReportView(
   bundleDir: string,
   options: LoadReportOptions = {},
 ): Promise<ReportView> {
-  const bundle = await readBundle(bundleDir);
+  const bundle = await readBundle(bundleDir, { check: "lenient" });
   const reader = new BundleFiles(bundle.dir);
   const limit = pLimit(16);
   const cases = await Promise.all(

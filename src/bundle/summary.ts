@@ -28,6 +28,8 @@ export interface RunInfo {
   git: WireSummary["git"];
   shard?: { index: number; total: number };
   mergedFrom?: string[];
+  /** Why the run stopped before its end (a signal), making the bundle's status interrupted. */
+  interrupted?: string;
 }
 
 export type WireEval = WireSummary["evals"][number];
@@ -169,8 +171,16 @@ export function buildSummary(
   for (const e of evals) Object.assign(tags, e.tags ?? {});
   const tries = rows.flatMap((r) => r.runs);
   const verdicts = (v: string) => rows.filter((r) => r.verdict === v).length;
+  // An interrupted run's gate fails: the cases it did not finish cannot pass.
+  const stopped = info.interrupted
+    ? {
+        verdict: "fail" as const,
+        reasons: [info.interrupted, ...(gate.verdict === "fail" ? gate.reasons : [])],
+      }
+    : {};
   return {
     schema: SUMMARY_SCHEMA,
+    status: info.interrupted ? "interrupted" : "complete",
     run: {
       id: info.id,
       started_at: info.startedAt.toISOString(),
@@ -190,6 +200,7 @@ export function buildSummary(
     evals: [...evals],
     gate: {
       ...gate,
+      ...stopped,
       budget_stops: [...budgetStops.entries()].map(([eval_path, reason]) => ({ eval_path, reason })),
     },
     counts: {

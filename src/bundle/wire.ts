@@ -161,6 +161,8 @@ export interface WireTargetRollup {
 
 export interface WireSummary {
   schema: typeof SUMMARY_SCHEMA;
+  /** interrupted: the run was stopped (SIGINT, SIGTERM) and the bundle holds what had completed. */
+  status: "complete" | "interrupted";
   run: {
     id: string;
     started_at: string;
@@ -212,6 +214,16 @@ export interface WireSummary {
   usage: WireUsageTotals | null;
   comparison: WireComparison | null;
   index: "index.jsonl";
+  /** A digest of every other file of the bundle, written last (bundle/seal.ts); absent in older bundles. */
+  seal?: WireSeal;
+}
+
+export interface WireSeal {
+  algorithm: "sha256";
+  /** Every regular file of the bundle but summary.json, by its bundle-relative path: its sha256. */
+  files: Record<string, string>;
+  /** sha256 over summary.json without `seal` and the `files` list: the seal of the whole bundle. */
+  digest: string;
 }
 
 export interface WireUsage {

@@ -91,8 +91,11 @@ export async function fetchBaseline(
         expired ??= { run: run.run_number };
         continue;
       }
-      if (error instanceof BundleError)
-        return { note: `the artifact ${live.name} of run ${run.run_number} is not an evalgate bundle` };
+      if (error instanceof BundleError) {
+        // A tampered, cut-off or foreign bundle is never compared with: the note says why.
+        const reason = error.message.replaceAll(`${dest}/`, "").replaceAll(dest, "it");
+        return { note: `the artifact ${live.name} of run ${run.run_number} was not used: ${reason}` };
+      }
       if (apiStatus(error) === 403) return { note: NEEDS_ACTIONS_READ };
       return {
         note: `the artifact ${live.name} of run ${run.run_number} could not be used: ${

@@ -7,6 +7,7 @@ import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { loadReportView } from "../bundle/report-view.js";
 import { REPORT_FILES } from "../bundle/reports.js";
+import { sealBundle } from "../bundle/seal.js";
 import { writeJson } from "../bundle/write.js";
 import { ConfigError, EXIT, UsageError } from "../config/errors.js";
 import {
@@ -205,6 +206,8 @@ async function publish(
     // comment.md again, now with the run link and the baseline note (before the upload); report.html
     // and junit.xml do not change.
     await writeFile(path.join(produced.dir, REPORT_FILES.comment), renderComment(view, base));
+    // Sealed again with the record and the comment, before the upload.
+    await sealBundle(produced.dir);
   }
   const shard = view.run.shard;
   const artifact = produced.made ? await upload(produced, inputs, ctx, deps) : undefined;
@@ -230,6 +233,7 @@ async function publish(
       const gateFailed = view.gate.verdict === "fail";
       if (await postComment(client, inputs, ctx, dest, produced, body, gateFailed, outputs, logger)) {
         await writeFile(path.join(produced.dir, REPORT_FILES.comment), body);
+        if (produced.made) await sealBundle(produced.dir);
       }
       if (inputs.checkName && client && dest.sha) {
         try {

@@ -3,9 +3,10 @@
  * finished bundle (a path, or the artifact of the run that triggered a workflow_run).
  */
 import { existsSync } from "node:fs";
-import { mkdtemp, readdir, readFile, stat } from "node:fs/promises";
+import { mkdtemp, readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { glob, isDynamicPattern } from "tinyglobby";
+import { readConfined } from "../bundle/files.js";
 import { mergeBundles } from "../bundle/merge.js";
 import { type Bundle, bundleErrorAsUsage, readBundleAs } from "../bundle/read.js";
 import type { WireSummary } from "../bundle/wire.js";
@@ -15,7 +16,8 @@ import type { Logger } from "../log.js";
 import { newRunId, type RunOptions, runEvals } from "../pipeline.js";
 import { LineProgress } from "../report/console.js";
 import type { ReportView } from "../report/view.js";
-import { ChildProcessRunner } from "../sandbox/process.js";
+import { SignalInterrupt } from "../run/interrupt.js";
+import { ChildProcessRunner, killLiveGroups } from "../sandbox/process.js";
 import { VERSION } from "../version.js";
 import { git, repositoryRoot } from "../workspace/git.js";
 import { tempRoot } from "../workspace/temp.js";
@@ -161,6 +163,8 @@ async function runMode(
     `evalgate: running ${options.paths.join(", ")}${options.shard ? ` (shard ${options.shard.index}/${options.shard.total})` : ""}`,
   );
   let result: Awaited<ReturnType<typeof runEvals>>;
+  // A cancelled job (SIGINT, then SIGTERM 7.5 s later) still publishes what completed, as interrupted.
+  const interrupt = new SignalInterrupt(killLiveGroups).install();
   try {
     result = await runEvals(
       {
@@ -172,11 +176,19 @@ async function runMode(
         ...(ctx.sha && ctx.eventName !== "pull_request_target" ? { gitSha: ctx.sha } : {}),
         ...(base.bundle ? { baseline: base.bundle } : {}),
       },
-      { runner: new ChildProcessRunner(), progress: new LineProgress(process.stdout), logger: deps.logger },
+      {
+        runner: new ChildProcessRunner(),
+        progress: new LineProgress(process.stdout),
+        logger: deps.logger,
+        interruption: interrupt,
+      },
     );
   } finally {
+    interrupt.dispose();
     deps.logger.groupEnd?.();
   }
+  if (result.interrupted)
+    deps.logger.warn(`evalgate: interrupted by ${result.interrupted}: publishing the partial bundle`);
   return madeHere(result.bundleDir, result, base);
 }
 
@@ -277,7 +289,10 @@ async function mergeMode(
 
 async function readRecord(dir: string): Promise<Partial<GitHubRecord>> {
   try {
-    return JSON.parse(await readFile(path.join(dir, GITHUB_RECORD), "utf8")) as Partial<GitHubRecord>;
+    // Through the confined reader: the bundle may be a fork's artifact (a link, a FIFO, a huge file).
+    return JSON.parse(
+      (await readConfined(dir, GITHUB_RECORD, 1024 * 1024)).toString("utf8"),
+    ) as Partial<GitHubRecord>;
   } catch {
     return {};
   }
@@ -290,7 +305,8 @@ async function reportMode(
   deps: ProduceDeps,
 ): Promise<Produced> {
   if (from !== "workflow-run") {
-    const bundle = await readBundleAs(path.resolve(inputs.cwd, from), "input bundle");
+    // Only rendered (its fields are checked one by one for the view): read leniently, seal checked.
+    const bundle = await readBundleAs(path.resolve(inputs.cwd, from), "input bundle", { check: "lenient" });
     return publishedFrom(bundle, await readRecord(bundle.dir));
   }
   const wr = ctx.workflowRun;
@@ -310,7 +326,7 @@ async function reportMode(
   await actionsApi(`downloading artifact ${artifact.name} of run ${wr.id}`, () =>
     downloadArtifact(client, ctx, artifact, dest, tempRoot(deps.env)),
   );
-  const bundle = await readBundleAs(dest, `artifact ${artifact.name} of run ${wr.id}`);
+  const bundle = await readBundleAs(dest, `artifact ${artifact.name} of run ${wr.id}`, { check: "lenient" });
   // The artifact was written by the triggering run, which may be a fork's code: its record is a
   // claim, checked against GitHub before anything is posted (see main.ts).
   const record = await readRecord(dest);

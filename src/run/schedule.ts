@@ -15,6 +15,7 @@ import { BaselineStore, baselineKey, type PreparedBaseline } from "../workspace/
 import { WorkspaceError } from "../workspace/errors.js";
 import { type AttemptInput, runAttempt } from "./attempt.js";
 import { BudgetTracker } from "./budget.js";
+import { type Interruption, interruptedAttempt } from "./interrupt.js";
 import { type AttemptResult, attemptDirName, type CaseRun } from "./types.js";
 
 export interface RunHooks {
@@ -41,6 +42,8 @@ export interface ExecuteOptions {
   bundleDir?: string;
   /** Clock for the duration budget (tests). */
   now?: () => number;
+  /** Once aborted, no attempt starts: the rest are recorded as cancelled. */
+  interruption?: Interruption;
 }
 
 export interface ExecuteResult {
@@ -113,15 +116,21 @@ async function prepareBaselines(
   return outcomes;
 }
 
-/** An attempt that was never started because its eval file's budget was spent. */
-function cancelledAttempt(spec: CaseSpec, attempt: number, retry: number, reason: string): AttemptResult {
+/** An attempt that was never started: its eval file's budget was spent, or the run was interrupted. */
+function cancelledAttempt(
+  spec: CaseSpec,
+  attempt: number,
+  retry: number,
+  reason: string,
+  stage: "budget" | undefined = "budget",
+): AttemptResult {
   const now = new Date().toISOString();
   return {
     caseKey: spec.key,
     attempt,
     retry,
     status: "error",
-    failureStage: "budget",
+    ...(stage ? { failureStage: stage } : {}),
     failureKind: "cancelled",
     message: `not run: ${reason}`,
     startedAt: now,
@@ -162,6 +171,15 @@ export async function executePlan(opts: ExecuteOptions): Promise<ExecuteResult> 
   ): Promise<AttemptResult> => {
     const spec = run.spec;
     const dirName = attemptDirName(attempt, retry);
+    const sig = opts.interruption?.signal.aborted ? opts.interruption.received : undefined;
+    if (opts.interruption?.signal.aborted)
+      return cancelledAttempt(
+        spec,
+        attempt,
+        retry,
+        `the run was interrupted (${sig ?? "stopped"})`,
+        undefined,
+      );
     const stop = budgets.stopReason(spec.rootEvalPath);
     if (stop) return cancelledAttempt(spec, attempt, retry, stop);
     // The duration budget also caps a running agent: it gets at most the time that is left.
@@ -190,6 +208,9 @@ export async function executePlan(opts: ExecuteOptions): Promise<ExecuteResult> 
       result.failureKind = "budget_exceeded";
       result.message = `stopped: the run's duration budget (${limitText}) ran out while the agent worked`;
     }
+    // Finished after an interrupt: its agent or scorers were killed, so it does not count.
+    if (opts.interruption?.signal.aborted)
+      return interruptedAttempt(result, opts.interruption.received ?? "stopped");
     budgets.record(spec.rootEvalPath, result);
     return result;
   };
@@ -205,7 +226,11 @@ export async function executePlan(opts: ExecuteOptions): Promise<ExecuteResult> 
             const result = await runTry(run, caseIndex, attempt, retry);
             run.tries.push(result);
             await opts.hooks.attemptFinished(spec, result);
-            const again = spec.gate.onError === "retry" && retry < spec.gate.retries && isRetryable(result);
+            const again =
+              spec.gate.onError === "retry" &&
+              retry < spec.gate.retries &&
+              isRetryable(result) &&
+              !opts.interruption?.signal.aborted;
             if (!again) break;
             opts.hooks.retryPlanned?.(spec, attempt, retry + 1);
           }

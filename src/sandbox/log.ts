@@ -22,6 +22,7 @@ export class CappedLog {
   /** The last few KiB, for messages. */
   private recent = Buffer.alloc(0);
   private readonly redaction: StreamRedactor | undefined;
+  private failure: Error | undefined;
 
   constructor(
     file: string | undefined,
@@ -32,6 +33,10 @@ export class CappedLog {
     if (file) {
       mkdirSync(path.dirname(file), { recursive: true });
       this.stream = createWriteStream(file);
+      // A write that fails (a full disk) is raised by close(), not as an unhandled 'error' event.
+      this.stream.on("error", (error) => {
+        this.failure ??= error;
+      });
     }
     this.tailCap = Math.floor(capBytes * TAIL_SHARE);
     this.headCap = capBytes - this.tailCap;
@@ -80,6 +85,10 @@ export class CappedLog {
     if (this.redaction) this.keep(this.redaction.end());
     const stream = this.stream;
     if (!stream) return;
+    if (this.failure) {
+      stream.destroy();
+      throw this.failure;
+    }
     if (this.droppedBytes > 0) {
       stream.write(
         `\n[evalgate: output cut here: ${this.droppedBytes} bytes not kept; the log keeps the first and last part of a ${this.capBytes}-byte cap]\n`,
@@ -90,5 +99,6 @@ export class CappedLog {
       stream.once("error", reject);
       stream.end(() => resolve());
     });
+    if (this.failure) throw this.failure;
   }
 }

@@ -57,17 +57,20 @@ export const DEFAULT_LOG_CAP = 5 * 1024 * 1024;
 const liveGroups = new Set<number>();
 let exitHookInstalled = false;
 
+/** Kills every process group still running (evalgate is being interrupted). */
+export function killLiveGroups(): void {
+  for (const pgid of liveGroups) killTree(pgid, "SIGKILL");
+}
+
 function installExitHook(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
-  const killAll = () => {
-    for (const pgid of liveGroups) killTree(pgid, "SIGKILL");
-  };
-  process.on("exit", killAll);
+  process.on("exit", killLiveGroups);
   for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
     process.once(sig, () => {
-      killAll();
-      process.kill(process.pid, sig);
+      killLiveGroups();
+      // An edge that handles interrupts itself (run/interrupt.ts) ends the run; else die of it.
+      if (process.listenerCount(sig) === 0) process.kill(process.pid, sig);
     });
   }
 }

@@ -245,6 +245,8 @@ describe("workflows around the action", () => {
     const HOSTILE = "<img src=x onerror=alert(1)> @octocat";
     const files = filesOf(untrusted.outputs["bundle-path"]!);
     const summary = JSON.parse(files.get("summary.json")!);
+    // The forger leaves the seal out (an edited bundle that keeps its seal is refused).
+    delete summary.seal;
     summary.gate.verdict = `${HOSTILE} pass`;
     summary.counts.passed = HOSTILE;
     files.set("summary.json", JSON.stringify(summary));

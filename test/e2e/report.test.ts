@@ -156,6 +156,9 @@ describe("reports of a real run against a baseline", () => {
       writeFileSync(file, JSON.stringify(j));
     };
     edit(path.join(forged, "summary.json"), (s) => {
+      // Whoever writes a whole bundle can leave the seal out (or seal it again): seal.test.ts
+      // shows that a sealed bundle edited afterwards is refused.
+      delete s.seal;
       s.gate.verdict = HOSTILE;
       s.gate.reasons = HOSTILE;
       s.counts.passed = HOSTILE;

@@ -91,7 +91,9 @@ describe("baseline: auto when GitHub or the artifact lets it down", () => {
     artifact(mainRun().id, makeZip([{ name: "notes.txt", data: "hello" }]));
     const r = await fetch();
     expect(r.dir).toBeUndefined();
-    expect(r.note).toMatch(/^the artifact evalgate of run \d+ is not an evalgate bundle$/);
+    expect(r.note).toMatch(
+      /^the artifact evalgate of run \d+ was not used: it is not an evalgate bundle: it has no summary.json$/,
+    );
   });
 
   it("an artifact whose zip climbs out of its folder is refused, and named", async () => {
