@@ -211,7 +211,19 @@ export interface WireSummary {
   /** What every case of the run used. */
   usage: WireUsageTotals | null;
   comparison: WireComparison | null;
+  /** What the agents ran under (sandbox: auto | bwrap | none); absent in bundles before it existed. */
+  isolation?: WireIsolation;
   index: "index.jsonl";
+}
+
+export type WireIsolationLevel = "bwrap" | "pid-namespace" | "subreaper" | "none";
+
+export interface WireIsolation {
+  /** The weakest level any agent of the run ran under; null when no target runs an agent program. */
+  level: WireIsolationLevel | null;
+  /** Why it is not bwrap (null when it is). */
+  reason: string | null;
+  targets: { name: string; level: WireIsolationLevel; reason: string | null }[];
 }
 
 export interface WireUsage {

@@ -29,6 +29,11 @@ export interface ProcessSpec {
   killGraceMs?: number;
   /** Secrets to redact from the log (and from `tail`); `stdout` is kept as printed, for parsing. */
   redactor?: Redactor;
+  /**
+   * Set by the runners that wrap a command in a PID namespace or the reaper (sandbox/isolation.ts):
+   * whatever it leaves behind dies with it, so no /proc walk is needed to find strays.
+   */
+  contained?: boolean;
 }
 
 export interface ProcessOutcome {
@@ -111,8 +116,8 @@ export function descendants(pid: number): number[] {
  * Kills the process group led by `pgid`, and every descendant that left the group (setsid, a
  * new process group) as long as it is still a descendant.
  */
-export function killTree(pgid: number, signal: NodeJS.Signals): void {
-  const strays = descendants(pgid);
+export function killTree(pgid: number, signal: NodeJS.Signals, contained = false): void {
+  const strays = contained ? [] : descendants(pgid);
   try {
     process.kill(-pgid, signal);
   } catch {
@@ -156,7 +161,19 @@ function argvOf(command: Command): [string, string[]] {
   return [file!, args];
 }
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
+
+/**
+ * How long output may still arrive once the program has exited and its group is killed. A contained
+ * program's pipes close as it exits; only an orphan outside any containment can hold them longer, and
+ * evalgate does not wait for it (docs/decisions/0091).
+ */
+const DRAIN_MS = 1000;
+
+/** Processes started and not yet ended, for the check that none is left when the bundle is written. */
+export function liveProcesses(): number {
+  return liveGroups.size;
+}
 
 /**
  * A runner whose every process log is redacted and capped as the run asks: setup, agents and
@@ -215,30 +232,48 @@ export class ChildProcessRunner implements ProcessRunner {
     child.stderr?.on("data", (chunk: Buffer) => log.write(chunk));
 
     let timedOut = false;
-    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    const exited = new Promise<void>((resolve) => {
+      child.once("exit", (code, signal) => {
+        exit = { code, signal };
+        resolve();
+      });
+      child.once("error", () => resolve());
+    });
+    const contained = spec.contained === true;
     const timer = setTimeout(async () => {
       if (pgid === undefined) return;
       timedOut = true;
-      killTree(pgid, "SIGTERM");
+      killTree(pgid, "SIGTERM", contained);
       await Promise.race([exited, sleep(spec.killGraceMs ?? 2000)]);
-      killTree(pgid, "SIGKILL");
+      killTree(pgid, "SIGKILL", contained);
     }, spec.timeoutMs);
 
     // The leader's exit ends the attempt: anything it left running in its group is killed, so a
     // background child holding the output pipes cannot keep the attempt (or the runner) alive.
-    await Promise.race([exited, child.catch(() => undefined)]);
+    await exited;
     clearTimeout(timer);
     if (pgid !== undefined) {
-      killTree(pgid, "SIGKILL");
+      killTree(pgid, "SIGKILL", contained);
       liveGroups.delete(pgid);
     }
+    // Output still in the pipes is read; an orphan that holds them open (a daemon outside any
+    // containment) is not waited for.
+    const streams = [child.stdout, child.stderr].filter((s) => s !== null);
+    const drained = Promise.all(
+      streams.map((s) =>
+        s.readableEnded || s.destroyed ? undefined : new Promise((r) => s.once("close", r)),
+      ),
+    );
+    await Promise.race([drained, sleep(DRAIN_MS)]);
+    for (const s of streams) s.destroy();
     const result = await child;
     await log.close();
 
     const durationMs = Math.round(performance.now() - started);
     const outcome: ProcessOutcome = {
-      exitCode: typeof result.exitCode === "number" ? result.exitCode : null,
-      signal: result.signal ?? null,
+      exitCode: exit ? exit.code : typeof result.exitCode === "number" ? result.exitCode : null,
+      signal: exit ? exit.signal : (result.signal ?? null),
       timedOut,
       durationMs,
       stdout,
@@ -247,6 +282,7 @@ export class ChildProcessRunner implements ProcessRunner {
     };
     const code = (result as { code?: string }).code;
     if (
+      !exit &&
       result.failed &&
       result.exitCode === undefined &&
       !result.signal &&

@@ -1,0 +1,209 @@
+/**
+ * Isolation levels and the once-per-run probe (docs/decisions/0090). `sandbox: auto` (the default)
+ * uses the strongest level the machine offers:
+ *
+ *   bwrap          bubblewrap: own filesystem view, PID namespace, evalgate's state out of reach
+ *   pid-namespace  `unshare --pid` (as root): no survivors, evalgate's /proc out of sight; files shared
+ *   subreaper      the reaper as a child subreaper: no survivors; files and /proc shared
+ *   none           process group and descendants only: a double-forked daemon can survive
+ *
+ * Setup and scorer processes are never sandboxed (they are the eval author's code), but they run
+ * under the same reaper as an unsandboxed agent, so they cannot leave a daemon behind either.
+ */
+import { execa } from "execa";
+import { findProgram } from "../config/commands.js";
+import type { Command } from "../config/types.js";
+import { checkBwrap } from "./bwrap.js";
+import type { ProcessRunner } from "./process.js";
+import { prctlSyscall, reaperArgv } from "./reaper.js";
+
+export const ISOLATION_LEVELS = ["bwrap", "pid-namespace", "subreaper", "none"] as const;
+export type IsolationLevel = (typeof ISOLATION_LEVELS)[number];
+
+/** How processes that are not under bubblewrap are contained. */
+export interface Reaper {
+  level: Exclude<IsolationLevel, "bwrap">;
+  /** Why no stronger level (pid-namespace or subreaper) was available; null at the strongest. */
+  why: string | null;
+  /** The command line that runs `argv` contained; `argv` itself at level none. */
+  wrap(argv: readonly string[]): string[];
+}
+
+export interface IsolationProbe {
+  /** The bubblewrap program, or why it cannot be used here. */
+  bwrap: { ok: true; program: string } | { ok: false; message: string };
+  reaper: Reaper;
+}
+
+const sh = (argv: readonly string[]) => [...argv];
+
+async function works(argv: string[]): Promise<{ ok: boolean; why: string }> {
+  const r = await execa(argv[0]!, argv.slice(1), {
+    reject: false,
+    timeout: 20_000,
+    env: { PATH: "/usr/bin:/bin" },
+    extendEnv: false,
+    stdin: "ignore",
+  });
+  if (r.exitCode === 0) return { ok: true, why: "" };
+  const why = String(r.stderr || r.stdout || r.message)
+    .trim()
+    .split("\n")[0];
+  return { ok: false, why: why || `exit status ${r.exitCode}` };
+}
+
+/**
+ * The reaper this machine allows: a PID namespace when evalgate runs as root and `unshare` works,
+ * else the perl subreaper, else none. `EVALGATE_ISOLATION` caps the level (for tests and for
+ * debugging an agent that misbehaves when contained).
+ */
+export async function probeReaper(env: NodeJS.ProcessEnv = process.env): Promise<Reaper> {
+  const cap = capOf(env);
+  const reasons: string[] = [];
+  const path = env.PATH ?? "";
+  const perl = findProgram("perl", path) ?? findProgram("perl", "/usr/bin:/bin");
+  const nr = prctlSyscall();
+  const root = process.getuid?.() === 0;
+  if (rank(cap) <= rank("pid-namespace")) {
+    const unshare = findProgram("unshare", path) ?? findProgram("unshare", "/usr/bin:/bin");
+    if (!root) reasons.push("a PID namespace without bubblewrap needs root");
+    else if (!unshare) reasons.push("unshare (util-linux) is not installed");
+    else {
+      const ns = [unshare, "--pid", "--fork", "--kill-child", "--mount-proc", "--"];
+      const init = (argv: readonly string[]) => (perl ? reaperArgv(perl, 0, argv) : sh(argv));
+      const check = await works([...ns, ...init(["/bin/true"])]);
+      if (check.ok) return { level: "pid-namespace", why: null, wrap: (argv) => [...ns, ...init(argv)] };
+      reasons.push(`unshare cannot create a PID namespace (${check.why})`);
+    }
+  } else reasons.push(`EVALGATE_ISOLATION=${env.EVALGATE_ISOLATION}`);
+  if (rank(cap) <= rank("subreaper")) {
+    if (!perl) reasons.push("perl is not installed (the subreaper needs it)");
+    else if (!nr) reasons.push(`no subreaper on ${process.arch}`);
+    else {
+      const check = await works(reaperArgv(perl, nr, ["/bin/true"]));
+      if (check.ok) {
+        return { level: "subreaper", why: reasons.join("; "), wrap: (argv) => reaperArgv(perl, nr, argv) };
+      }
+      reasons.push(`the subreaper does not work here (${check.why})`);
+    }
+  }
+  return { level: "none", why: reasons.join("; "), wrap: sh };
+}
+
+function rank(level: IsolationLevel): number {
+  return ISOLATION_LEVELS.indexOf(level);
+}
+
+/** The strongest level `EVALGATE_ISOLATION` allows (default bwrap: no cap). */
+function capOf(env: NodeJS.ProcessEnv): IsolationLevel {
+  const v = env.EVALGATE_ISOLATION;
+  return v && (ISOLATION_LEVELS as readonly string[]).includes(v) ? (v as IsolationLevel) : "bwrap";
+}
+
+/** Probes once per run: bubblewrap (when a target may use it) and the reaper. */
+export async function probeIsolation(
+  wantBwrap: boolean,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<IsolationProbe> {
+  const cap = capOf(env);
+  const [bwrap, reaper] = await Promise.all([
+    !wantBwrap
+      ? Promise.resolve({ ok: false as const, message: "no target needs it" })
+      : cap !== "bwrap"
+        ? Promise.resolve({ ok: false as const, message: `EVALGATE_ISOLATION=${env.EVALGATE_ISOLATION}` })
+        : checkBwrap(env),
+    probeReaper(env),
+  ]);
+  return { bwrap, reaper };
+}
+
+/**
+ * A runner that starts every process under the reaper. A process already contained (bubblewrap's
+ * own PID namespace) is passed through as it is.
+ */
+export function reapingRunner(inner: ProcessRunner, reaper: Reaper): ProcessRunner {
+  if (reaper.level === "none") return inner;
+  return {
+    run: (spec) => {
+      if (spec.contained) return inner.run(spec);
+      const argv = "argv" in spec.command ? spec.command.argv : ["/bin/sh", "-c", spec.command.shell];
+      // A program that cannot be found is started as it is, so the error stays the system's own
+      // ("not found"), not the reaper's.
+      const program = argv[0] ?? "";
+      const found = program.includes("/")
+        ? findProgram(program.startsWith("/") ? program : `${spec.cwd}/${program}`)
+        : findProgram(program, spec.env.PATH ?? "");
+      if (!found) return inner.run(spec);
+      const command: Command = { argv: reaper.wrap(argv) };
+      return inner.run({ ...spec, command, contained: true });
+    },
+  };
+}
+
+/** What one target's agent runs under, and why not stronger. */
+export interface TargetIsolation {
+  name: string;
+  level: IsolationLevel;
+  reason: string | null;
+}
+
+export interface RunIsolation {
+  /** The weakest level any agent of the run runs under; null when no target runs an agent program. */
+  level: IsolationLevel | null;
+  reason: string | null;
+  targets: TargetIsolation[];
+  /** The bubblewrap program, when some target runs under it. */
+  bwrap?: string;
+  bwrapTargets: Set<string>;
+}
+
+/**
+ * Each target's level from the run's probe. `targets` are those that run an agent program: a
+ * target without `sandbox` here opted out (`sandbox: none`). An explicit `sandbox: bwrap` that
+ * cannot run is not decided here: the caller stops the run before it starts.
+ */
+export function planIsolation(
+  targets: readonly { name: string; sandbox?: { kind: "bwrap" | "auto" } }[],
+  probe: IsolationProbe,
+): RunIsolation {
+  const out: TargetIsolation[] = [];
+  const bwrapTargets = new Set<string>();
+  for (const t of targets) {
+    if (!t.sandbox) {
+      out.push({ name: t.name, level: "none", reason: "sandbox: none in the eval file" });
+    } else if (probe.bwrap.ok) {
+      bwrapTargets.add(t.name);
+      out.push({ name: t.name, level: "bwrap", reason: null });
+    } else {
+      const r = probe.reaper;
+      const why = [`bubblewrap cannot run here: ${probe.bwrap.message}`, r.why].filter(Boolean).join("; ");
+      out.push({ name: t.name, level: r.level, reason: why });
+    }
+  }
+  const weakest = out.reduce<TargetIsolation | null>(
+    (w, t) => (!w || rank(t.level) > rank(w.level) ? t : w),
+    null,
+  );
+  const run: RunIsolation = {
+    level: weakest?.level ?? null,
+    reason: weakest?.reason ?? (out.length === 0 ? "no target runs an agent program" : null),
+    targets: out,
+    bwrapTargets,
+  };
+  if (probe.bwrap.ok && bwrapTargets.size > 0) run.bwrap = probe.bwrap.program;
+  return run;
+}
+
+/** What a level leaves open, in words for the console and the comment. */
+export function isolationGap(level: IsolationLevel): string | null {
+  switch (level) {
+    case "bwrap":
+      return null;
+    case "pid-namespace":
+      return "no process outlives its attempt and evalgate's environment is out of sight, but the agent can write the run's files (the start tree, other attempts, the bundle, the repository)";
+    case "subreaper":
+      return "no process outlives its attempt, but the agent can write the run's files (the start tree, other attempts, the bundle, the repository) and read evalgate's environment";
+    case "none":
+      return "the agent can write the run's files (the start tree, other attempts, the bundle, the repository), read evalgate's environment and leave processes running after its attempt";
+  }
+}
