@@ -143,6 +143,9 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     if (target.sandbox && input.bwrap) {
       // The agent may write its attempt folder only (workspace, HOME, TMPDIR, its output file).
       agentRunner = sandboxedRunner(runner, input.bwrap, target.sandbox, [input.workDir], input.hidden);
+    } else if (!target.sandbox) {
+      // sandbox: none opts out of all isolation, the reaper's PID namespace included.
+      agentRunner = { run: (s) => runner.run({ ...s, reap: false }) };
     }
     const outputFile = path.join(input.workDir, "output.json");
     const a0 = performance.now();

@@ -125,7 +125,7 @@ export function reapingRunner(inner: ProcessRunner, reaper: Reaper): ProcessRunn
   if (reaper.level === "none") return inner;
   return {
     run: (spec) => {
-      if (spec.contained) return inner.run(spec);
+      if (spec.contained || spec.reap === false) return inner.run(spec);
       const argv = "argv" in spec.command ? spec.command.argv : ["/bin/sh", "-c", spec.command.shell];
       // A program that cannot be found is started as it is, so the error stays the system's own
       // ("not found"), not the reaper's.

@@ -34,6 +34,8 @@ export interface ProcessSpec {
    * whatever it leaves behind dies with it, so no /proc walk is needed to find strays.
    */
   contained?: boolean;
+  /** False for an agent whose target opted out (`sandbox: none`): started as it is, not reaped. */
+  reap?: boolean;
 }
 
 export interface ProcessOutcome {
