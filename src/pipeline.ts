@@ -166,7 +166,7 @@ async function executeAndWrite(
       `note: ${name} is passed through but its value is shorter than 4 characters, so it is not redacted from the bundle; pass settings that are not secret with env:`,
     );
   }
-  const isolation = await isolationOf(plan);
+  const isolation = await isolationOf(plan, deps.logger);
   reportIsolation(isolation, deps.logger);
   const startedAt = new Date();
   const runId = newRunId(startedAt);
@@ -280,13 +280,14 @@ async function executeAndWrite(
  * checked before anything runs, so the run stops with one clear message instead of failing every
  * attempt.
  */
-async function isolationOf(plan: Plan): Promise<RunIsolation & { reaper: Reaper }> {
+async function isolationOf(plan: Plan, logger: Logger): Promise<RunIsolation & { reaper: Reaper }> {
   const targets = new Map<string, Plan["cases"][number]["target"]>();
   for (const c of plan.cases) {
     if (c.target.provider !== "reference" && c.target.provider !== "noop")
       targets.set(c.target.name, c.target);
   }
   const probe = await probeIsolation([...targets.values()].some((t) => t.sandbox));
+  for (const note of probe.provisioned ?? []) logger.info(`isolation: ${note}`);
   const strict = [...targets.values()].filter((t) => t.sandbox?.kind === "bwrap").map((t) => t.name);
   if (strict.length > 0 && !probe.bwrap.ok) {
     const who = `target${strict.length > 1 ? "s" : ""} ${strict.join(", ")}`;

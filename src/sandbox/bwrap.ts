@@ -11,7 +11,7 @@ import path from "node:path";
 import { execa } from "execa";
 import { findProgram, programOf } from "../config/commands.js";
 import type { Command, SandboxSpec } from "../config/types.js";
-import type { ProcessRunner, ProcessSpec } from "./process.js";
+import { type ProcessRunner, type ProcessSpec, willStart } from "./process.js";
 
 /** Read-only system folders, mounted when they exist (symlinks such as /bin → usr/bin are mirrored). */
 const SYSTEM = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"];
@@ -132,14 +132,8 @@ export function sandboxedRunner(
 ): ProcessRunner {
   return {
     run: (spec) => {
-      // A program that cannot be found is started as it is, so the error stays the system's own.
-      const program = programOf(spec.command);
-      if (program && "argv" in spec.command) {
-        const found = program.includes("/")
-          ? findProgram(path.resolve(spec.cwd, program))
-          : findProgram(program, spec.env.PATH ?? "");
-        if (!found) return inner.run(spec);
-      }
+      // A program that will not start is started as it is, so the error stays the system's own.
+      if (!willStart(spec.command, spec.cwd, spec.env.PATH ?? "")) return inner.run(spec);
       return inner.run({
         ...spec,
         command: wrapped(bwrap, bwrapArgs(spec, sandbox, writable, hidden), spec.command),

@@ -10,11 +10,12 @@
  * Setup and scorer processes are never sandboxed (they are the eval author's code), but they run
  * under the same reaper as an unsandboxed agent, so they cannot leave a daemon behind either.
  */
+import { readFileSync } from "node:fs";
 import { execa } from "execa";
 import { findProgram } from "../config/commands.js";
 import type { Command } from "../config/types.js";
-import { checkBwrap } from "./bwrap.js";
-import type { ProcessRunner } from "./process.js";
+import { bwrapProgram, checkBwrap } from "./bwrap.js";
+import { type ProcessRunner, willStart } from "./process.js";
 import { prctlSyscall, reaperArgv } from "./reaper.js";
 
 export const ISOLATION_LEVELS = ["bwrap", "pid-namespace", "subreaper", "none"] as const;
@@ -29,18 +30,22 @@ export interface Reaper {
   wrap(argv: readonly string[]): string[];
 }
 
+export type BwrapCheck = { ok: true; program: string } | { ok: false; message: string };
+
 export interface IsolationProbe {
   /** The bubblewrap program, or why it cannot be used here. */
-  bwrap: { ok: true; program: string } | { ok: false; message: string };
+  bwrap: BwrapCheck;
   reaper: Reaper;
+  /** What evalgate changed on the runner to make bubblewrap work (installed it, allowed namespaces). */
+  provisioned?: string[];
 }
 
 const sh = (argv: readonly string[]) => [...argv];
 
-async function works(argv: string[]): Promise<{ ok: boolean; why: string }> {
+async function works(argv: string[], timeoutMs = 20_000): Promise<{ ok: boolean; why: string }> {
   const r = await execa(argv[0]!, argv.slice(1), {
     reject: false,
-    timeout: 20_000,
+    timeout: timeoutMs,
     env: { PATH: "/usr/bin:/bin" },
     extendEnv: false,
     stdin: "ignore",
@@ -106,15 +111,72 @@ export async function probeIsolation(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<IsolationProbe> {
   const cap = capOf(env);
-  const [bwrap, reaper] = await Promise.all([
-    !wantBwrap
-      ? Promise.resolve({ ok: false as const, message: "no target needs it" })
-      : cap !== "bwrap"
-        ? Promise.resolve({ ok: false as const, message: `EVALGATE_ISOLATION=${env.EVALGATE_ISOLATION}` })
-        : checkBwrap(env),
-    probeReaper(env),
-  ]);
-  return { bwrap, reaper };
+  const provisioned: string[] = [];
+  const bwrapCheck = async (): Promise<BwrapCheck> => {
+    if (!wantBwrap) return { ok: false, message: "no target needs it" };
+    if (cap !== "bwrap") return { ok: false, message: `EVALGATE_ISOLATION=${env.EVALGATE_ISOLATION}` };
+    const first = await checkBwrap(env);
+    if (first.ok || !mayProvision(env)) return first;
+    provisioned.push(...(await provisionBwrap(env)));
+    return provisioned.length > 0 ? checkBwrap(env) : first;
+  };
+  const [bwrap, reaper] = await Promise.all([bwrapCheck(), probeReaper(env)]);
+  return { bwrap, reaper, ...(provisioned.length > 0 ? { provisioned } : {}) };
+}
+
+/**
+ * Whether evalgate may change the machine to get bubblewrap working: only on a GitHub-hosted runner
+ * (a throwaway virtual machine with password-less sudo), never on a self-hosted one or a laptop.
+ */
+export function mayProvision(env: NodeJS.ProcessEnv): boolean {
+  return env.GITHUB_ACTIONS === "true" && env.RUNNER_ENVIRONMENT === "github-hosted" && !env.EVALGATE_BWRAP;
+}
+
+export interface ProvisionDeps {
+  exec(argv: string[]): Promise<{ ok: boolean; why: string }>;
+  /** The AppArmor switch that ubuntu-24.04 sets to 1 (unprivileged user namespaces restricted). */
+  readSysctl(): string | undefined;
+  installed(): boolean;
+}
+
+const REAL_DEPS = (env: NodeJS.ProcessEnv): ProvisionDeps => ({
+  exec: (argv) => works(argv, 300_000),
+  readSysctl: () => {
+    try {
+      return readFileSync("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", "utf8").trim();
+    } catch {
+      return undefined;
+    }
+  },
+  installed: () => bwrapProgram(env) !== undefined,
+});
+
+/**
+ * On a GitHub-hosted runner: installs bubblewrap when it is missing (`apt-get install bubblewrap`,
+ * after `apt-get update` if the first try fails) and lifts ubuntu-24.04's AppArmor restriction on
+ * unprivileged user namespaces. Returns what it did, for the console; nothing when it did nothing.
+ */
+export async function provisionBwrap(
+  env: NodeJS.ProcessEnv,
+  deps: ProvisionDeps = REAL_DEPS(env),
+): Promise<string[]> {
+  const done: string[] = [];
+  const sudo = ["sudo", "-n", "env", "DEBIAN_FRONTEND=noninteractive"];
+  if (!deps.installed()) {
+    const install = [...sudo, "apt-get", "install", "-y", "-q", "bubblewrap"];
+    let r = await deps.exec(install);
+    if (!r.ok && (await deps.exec([...sudo, "apt-get", "update", "-q"])).ok) r = await deps.exec(install);
+    if (!r.ok) return done;
+    done.push("installed bubblewrap (apt-get install bubblewrap)");
+  }
+  if (deps.readSysctl() === "1") {
+    const r = await deps.exec([...sudo, "sysctl", "-w", "kernel.apparmor_restrict_unprivileged_userns=0"]);
+    if (r.ok)
+      done.push(
+        "allowed unprivileged user namespaces (sysctl kernel.apparmor_restrict_unprivileged_userns=0)",
+      );
+  }
+  return done;
 }
 
 /**
@@ -127,13 +189,8 @@ export function reapingRunner(inner: ProcessRunner, reaper: Reaper): ProcessRunn
     run: (spec) => {
       if (spec.contained || spec.reap === false) return inner.run(spec);
       const argv = "argv" in spec.command ? spec.command.argv : ["/bin/sh", "-c", spec.command.shell];
-      // A program that cannot be found is started as it is, so the error stays the system's own
-      // ("not found"), not the reaper's.
-      const program = argv[0] ?? "";
-      const found = program.includes("/")
-        ? findProgram(program.startsWith("/") ? program : `${spec.cwd}/${program}`)
-        : findProgram(program, spec.env.PATH ?? "");
-      if (!found) return inner.run(spec);
+      // A program that will not start is started as it is, so the error stays the system's own.
+      if (!willStart(spec.command, spec.cwd, spec.env.PATH ?? "")) return inner.run(spec);
       const command: Command = { argv: reaper.wrap(argv) };
       return inner.run({ ...spec, command, contained: true });
     },

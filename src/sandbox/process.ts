@@ -2,10 +2,10 @@
  * Child processes for agents, setup and scorers: a clean environment, their own process group, a
  * timeout that kills the whole tree, and output that is logged with a size cap.
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync } from "node:fs";
 import path from "node:path";
 import { execa } from "execa";
-import { crlfShebang } from "../config/commands.js";
+import { crlfShebang, findProgram } from "../config/commands.js";
 import type { Command } from "../config/types.js";
 import { CappedLog } from "./log.js";
 import type { Redactor } from "./redact.js";
@@ -240,7 +240,6 @@ export class ChildProcessRunner implements ProcessRunner {
         exit = { code, signal };
         resolve();
       });
-      child.once("error", () => resolve());
     });
     const contained = spec.contained === true;
     const timer = setTimeout(async () => {
@@ -253,7 +252,8 @@ export class ChildProcessRunner implements ProcessRunner {
 
     // The leader's exit ends the attempt: anything it left running in its group is killed, so a
     // background child holding the output pipes cannot keep the attempt (or the runner) alive.
-    await exited;
+    // A program that could not be started at all (E2BIG is thrown at spawn) settles the promise only.
+    await Promise.race([exited, child.catch(() => undefined)]);
     clearTimeout(timer);
     if (pgid !== undefined) {
       killTree(pgid, "SIGKILL", contained);
@@ -296,6 +296,41 @@ export class ChildProcessRunner implements ProcessRunner {
     }
     return outcome;
   }
+}
+
+/**
+ * Whether the system will start `command` (its program is found and executable, and a script's #!
+ * interpreter exists). A wrapper (bubblewrap, the reaper) starts a program that will not start
+ * as it is, so the system's own error, with evalgate's explanation of it, is kept.
+ */
+export function willStart(command: Command, cwd: string, envPath: string): boolean {
+  if (!("argv" in command)) return true;
+  const program = command.argv[0] ?? "";
+  const found = program.includes("/")
+    ? findProgram(path.resolve(cwd, program))
+    : findProgram(program, envPath);
+  if (!found) return false;
+  let head = "";
+  try {
+    const fd = openSync(found, "r");
+    try {
+      const buf = Buffer.alloc(256);
+      head = buf.subarray(0, readSync(fd, buf, 0, 256, 0)).toString("latin1");
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return false;
+  }
+  if (!head.startsWith("#!")) return true;
+  // Not trimmed at the end: a CRLF script's interpreter is "/bin/sh\r", which does not exist.
+  const interpreter =
+    head
+      .slice(2)
+      .split("\n")[0]!
+      .replace(/^[ \t]+/, "")
+      .split(/[ \t]/)[0] ?? "";
+  return interpreter.length > 0 && existsSync(interpreter);
 }
 
 /** Why the system refused to start a program, in words that name the fix. */

@@ -2,7 +2,14 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { buildEnv } from "../../src/sandbox/env.js";
-import { probeReaper, type Reaper, reapingRunner } from "../../src/sandbox/isolation.js";
+import {
+  mayProvision,
+  planIsolation,
+  probeReaper,
+  provisionBwrap,
+  type Reaper,
+  reapingRunner,
+} from "../../src/sandbox/isolation.js";
 import { ChildProcessRunner } from "../../src/sandbox/process.js";
 import { tempDir } from "../helpers.js";
 import { daemonAgent, newTag, processesWith } from "./daemon.js";
@@ -126,5 +133,106 @@ describe("the reaper: no process outlives the command it was started for", () =>
     expect(processesWith(tag).length).toBeGreaterThan(0);
     for (const pid of processesWith(tag)) process.kill(pid, "SIGKILL");
     expect(existsSync(path.join(dir, "x"))).toBe(false);
+  });
+});
+
+describe("planIsolation", () => {
+  const reaper = (level: Reaper["level"], why: string | null): Reaper => ({
+    level,
+    why,
+    wrap: (a) => [...a],
+  });
+  const auto = { kind: "auto" as const };
+
+  it("bwrap for every sandboxed target when bubblewrap works; none, with the reason, for sandbox: none", () => {
+    const r = planIsolation([{ name: "a", sandbox: auto }, { name: "b" }], {
+      bwrap: { ok: true, program: "/usr/bin/bwrap" },
+      reaper: reaper("pid-namespace", null),
+    });
+    expect(r.level).toBe("none");
+    expect(r.reason).toBe("sandbox: none in the eval file");
+    expect(r.targets).toEqual([
+      { name: "a", level: "bwrap", reason: null },
+      { name: "b", level: "none", reason: "sandbox: none in the eval file" },
+    ]);
+    expect([...r.bwrapTargets]).toEqual(["a"]);
+    expect(r.bwrap).toBe("/usr/bin/bwrap");
+  });
+
+  it("the reaper's level when bubblewrap cannot run, saying why", () => {
+    const r = planIsolation([{ name: "a", sandbox: auto }], {
+      bwrap: { ok: false, message: "bubblewrap (bwrap) is not installed" },
+      reaper: reaper("subreaper", "a PID namespace without bubblewrap needs root"),
+    });
+    expect(r.level).toBe("subreaper");
+    expect(r.reason).toBe(
+      "bubblewrap cannot run here: bubblewrap (bwrap) is not installed; a PID namespace without bubblewrap needs root",
+    );
+    expect(r.bwrap).toBeUndefined();
+  });
+
+  it("no level when no target runs an agent program", () => {
+    const r = planIsolation([], { bwrap: { ok: false, message: "x" }, reaper: reaper("none", "y") });
+    expect(r).toMatchObject({ level: null, reason: "no target runs an agent program", targets: [] });
+  });
+});
+
+describe("provisionBwrap (GitHub-hosted runners only)", () => {
+  const fake = (o: { installed: boolean; sysctl?: string; fail?: string[] }) => {
+    const calls: string[] = [];
+    let installed = o.installed;
+    const failing = [...(o.fail ?? [])];
+    return {
+      calls,
+      deps: {
+        exec: async (argv: string[]) => {
+          const cmd = argv.slice(4).join(" ");
+          calls.push(cmd);
+          const i = failing.indexOf(cmd);
+          if (i >= 0) {
+            failing.splice(i, 1);
+            return { ok: false, why: "E: Unable to locate package" };
+          }
+          if (cmd.startsWith("apt-get install")) installed = true;
+          return { ok: true, why: "" };
+        },
+        readSysctl: () => o.sysctl,
+        installed: () => installed,
+      },
+    };
+  };
+
+  it("only where the runner is a GitHub-hosted throwaway machine", () => {
+    expect(mayProvision({ GITHUB_ACTIONS: "true", RUNNER_ENVIRONMENT: "github-hosted" })).toBe(true);
+    expect(mayProvision({ GITHUB_ACTIONS: "true", RUNNER_ENVIRONMENT: "self-hosted" })).toBe(false);
+    expect(mayProvision({})).toBe(false);
+    expect(
+      mayProvision({ GITHUB_ACTIONS: "true", RUNNER_ENVIRONMENT: "github-hosted", EVALGATE_BWRAP: "/x" }),
+    ).toBe(false);
+  });
+
+  it("installs bubblewrap (updating the package lists when the first try fails) and lifts ubuntu-24.04's AppArmor restriction", async () => {
+    const f = fake({ installed: false, sysctl: "1", fail: ["apt-get install -y -q bubblewrap"] });
+    const done = await provisionBwrap({}, f.deps);
+    expect(f.calls).toEqual([
+      "apt-get install -y -q bubblewrap",
+      "apt-get update -q",
+      "apt-get install -y -q bubblewrap",
+      "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0",
+    ]);
+    expect(done).toHaveLength(2);
+  });
+
+  it("does nothing where nothing is wrong, and stops when the install fails", async () => {
+    const ok = fake({ installed: true, sysctl: "0" });
+    expect(await provisionBwrap({}, ok.deps)).toEqual([]);
+    expect(ok.calls).toEqual([]);
+    const broken = fake({
+      installed: false,
+      sysctl: "1",
+      fail: ["apt-get install -y -q bubblewrap", "apt-get install -y -q bubblewrap"],
+    });
+    expect(await provisionBwrap({}, broken.deps)).toEqual([]);
+    expect(broken.calls).not.toContain("sysctl -w kernel.apparmor_restrict_unprivileged_userns=0");
   });
 });
