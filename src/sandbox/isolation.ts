@@ -192,7 +192,9 @@ export function reapingRunner(inner: ProcessRunner, reaper: Reaper): ProcessRunn
       // A program that will not start is started as it is, so the error stays the system's own.
       if (!willStart(spec.command, spec.cwd, spec.env.PATH ?? "")) return inner.run(spec);
       const command: Command = { argv: reaper.wrap(argv) };
-      return inner.run({ ...spec, command, contained: true });
+      // SIGKILL would kill the subreaper before it killed the command's daemons.
+      const stop = reaper.level === "subreaper" ? { stopSignal: "SIGUSR1" as const } : {};
+      return inner.run({ ...spec, command, contained: true, ...stop });
     },
   };
 }

@@ -34,6 +34,12 @@ export interface ProcessSpec {
    * whatever it leaves behind dies with it, so no /proc walk is needed to find strays.
    */
   contained?: boolean;
+  /**
+   * Sent to the leader alone when the grace after SIGTERM ends, before the group gets SIGKILL: the
+   * reaper kills the command on it and then everything left, where a SIGKILL would kill the reaper
+   * first and set the command's daemons free.
+   */
+  stopSignal?: NodeJS.Signals;
   /** False for an agent whose target opted out (`sandbox: none`): started as it is, not reaped. */
   reap?: boolean;
 }
@@ -61,14 +67,24 @@ const STDOUT_CAP = 8 * 1024 * 1024;
 export const DEFAULT_LOG_CAP = 5 * 1024 * 1024;
 
 /** Process groups still alive, killed if evalgate itself is interrupted. */
-const liveGroups = new Set<number>();
+const liveGroups = new Map<number, NodeJS.Signals | undefined>();
 let exitHookInstalled = false;
 
 function installExitHook(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
   const killAll = () => {
-    for (const pgid of liveGroups) killTree(pgid, "SIGKILL");
+    for (const [pgid, stop] of liveGroups) {
+      // A reaper is told to stop (it kills everything under it, then itself); a SIGKILL to its
+      // group would kill it first and set the daemons under it free.
+      if (stop) {
+        try {
+          process.kill(pgid, stop);
+        } catch {
+          // gone
+        }
+      } else killTree(pgid, "SIGKILL");
+    }
   };
   process.on("exit", killAll);
   for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
@@ -221,7 +237,7 @@ export class ChildProcessRunner implements ProcessRunner {
       windowsHide: true,
     });
     const pgid = child.pid;
-    if (pgid !== undefined) liveGroups.add(pgid);
+    if (pgid !== undefined) liveGroups.set(pgid, spec.stopSignal);
 
     child.stdout?.on("data", (chunk: Buffer) => {
       log.write(chunk);
@@ -246,7 +262,16 @@ export class ChildProcessRunner implements ProcessRunner {
       if (pgid === undefined) return;
       timedOut = true;
       killTree(pgid, "SIGTERM", contained);
-      await Promise.race([exited, sleep(spec.killGraceMs ?? 2000)]);
+      const grace = spec.killGraceMs ?? 2000;
+      await Promise.race([exited, sleep(grace)]);
+      if (spec.stopSignal && !exit) {
+        try {
+          process.kill(pgid, spec.stopSignal);
+        } catch {
+          // gone
+        }
+        await Promise.race([exited, sleep(Math.max(grace, 1000))]);
+      }
       killTree(pgid, "SIGKILL", contained);
     }, spec.timeoutMs);
 

@@ -1,7 +1,8 @@
 /**
  * The reaper: a tiny parent every contained process runs under (docs/decisions/0090). It makes
  * itself a child subreaper (`prctl(PR_SET_CHILD_SUBREAPER)`), starts the command, passes SIGTERM /
- * SIGINT / SIGHUP on to it, and once the command has exited kills and reaps every process that is
+ * SIGINT / SIGHUP on to it (SIGUSR1 kills it: evalgate's hard stop, which must not kill the reaper
+ * itself), and once the command has exited kills and reaps every process that is
  * left: a double-forked, `setsid` daemon that closed its stdio and cleared its environment is
  * re-parented to the reaper, not to init, so it cannot outlive the command. The reaper exits only
  * when it has no child left, with the command's status; evalgate sees the pipes close then.
@@ -39,18 +40,19 @@ if ($nr) { syscall($nr, 36, 1, 0, 0, 0) == 0 or die "evalgate reaper: prctl: $!\
 my $pid = fork();
 die "evalgate reaper: fork: $!\n" unless defined $pid;
 if ($pid == 0) {
-  $SIG{$_} = 'DEFAULT' for qw(TERM INT HUP);
+  $SIG{$_} = 'DEFAULT' for qw(TERM INT HUP USR1);
   exec { $ARGV[0] } @ARGV;
   print STDERR "$ARGV[0]: $!\n"; POSIX::_exit(127);
 }
 $SIG{$_} = sub { kill $_[0], $pid; } for qw(TERM INT HUP);
+$SIG{USR1} = sub { kill 'KILL', $pid; };
 my $status = 0;
 while (1) {
   my $w = waitpid(-1, 0);
   if ($w == $pid) { $status = $?; last; }
   if ($w == -1) { next if $!{EINTR}; last; }
 }
-$SIG{$_} = 'IGNORE' for qw(TERM INT HUP);
+$SIG{$_} = 'IGNORE' for qw(TERM INT HUP USR1);
 sub kids {
   my @k;
   if (open(my $f, '<', "/proc/$$/task/$$/children")) { local $/; my $s = <$f> // ''; close $f; return grep { /^\d+$/ } split /\s+/, $s; }

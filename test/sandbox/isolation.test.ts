@@ -236,3 +236,30 @@ describe("provisionBwrap (GitHub-hosted runners only)", () => {
     expect(broken.calls).not.toContain("sysctl -w kernel.apparmor_restrict_unprivileged_userns=0");
   });
 });
+
+describe("the subreaper at the timeout", () => {
+  it("an agent that ignores SIGTERM and left a daemon: both are dead when run() returns", async () => {
+    const reaper = await probeReaper({ ...process.env, EVALGATE_ISOLATION: "subreaper" });
+    const dir = tempDir();
+    const tag = newTag();
+    const script = path.join(dir, "stubborn.sh");
+    writeFileSync(
+      script,
+      `#!/bin/sh
+trap '' TERM
+( env -i setsid /bin/sh -c 'trap "" TERM; exec </dev/null >/dev/null 2>&1; sleep 600' ${tag} & )
+exec /bin/sh -c 'trap "" TERM; while :; do sleep 1; done' ${tag}
+`,
+      { mode: 0o755 },
+    );
+    const outcome = await reapingRunner(base, reaper).run({
+      command: { argv: [script] },
+      cwd: dir,
+      env: env(),
+      timeoutMs: 1500,
+      killGraceMs: 300,
+    });
+    expect(outcome.timedOut).toBe(true);
+    expect(processesWith(tag)).toEqual([]);
+  });
+});
