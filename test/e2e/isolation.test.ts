@@ -97,6 +97,41 @@ sleep 300
     });
   }
 
+  it("default: setup and scorer commands that leave daemons holding their output neither hold the run nor outlive it", async () => {
+    const tag = newTag();
+    const daemon = `( setsid /bin/sh -c 'sleep 300' ${tag} & ); echo started`;
+    const dir = tempDir("evalgate-iso-");
+    writeFiles(dir, {
+      "project/a.txt": "a\n",
+      "s.eval.yaml": `name: iso
+targets: [{ name: ref, provider: reference }]
+workspace: { seed: { path: project }, setup: { command: "${daemon}" } }
+tests:
+  - id: t
+    instruction: x
+    reference: fix.patch
+    scorers: [{ type: command, run: "${daemon}" }]
+`,
+      "fix.patch": "",
+    });
+    const started = Date.now();
+    const res = await runCliAsync(["run", ".", "--out", "out"], dir);
+    const survivors = processesWith(tag);
+    for (const pid of survivors) process.kill(pid, "SIGKILL");
+    expect([0, 1], res.stderr + res.stdout).toContain(res.code);
+    expect(Date.now() - started).toBeLessThan(60_000);
+    // Both commands ran and started their daemons, which are gone now.
+    const logs = [
+      ...findNamed(path.join(dir, "out"), "setup.log"),
+      ...findNamed(path.join(dir, "out"), "command.log"),
+    ];
+    expect(logs.map((f) => readFileSync(path.join(dir, "out", f), "utf8"))).toEqual([
+      "started\n",
+      "started\n",
+    ]);
+    expect(survivors).toEqual([]);
+  });
+
   /** An agent that tries to write everything of the run it can find, and to read evalgate's env. */
   function attacker(work: string, out: string, ghOutput: string, repo: string): string {
     return `#!/bin/sh
