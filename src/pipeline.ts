@@ -23,8 +23,15 @@ import type { Progress } from "./report/console.js";
 import type { ReportView } from "./report/view.js";
 import type { Interruption } from "./run/interrupt.js";
 import { type ExecuteResult, executePlan } from "./run/schedule.js";
-import { checkBwrap } from "./sandbox/bwrap.js";
-import { type ProcessOutcome, type ProcessRunner, runnerWith } from "./sandbox/process.js";
+import {
+  isolationGap,
+  planIsolation,
+  probeIsolation,
+  type Reaper,
+  type RunIsolation,
+  reapingRunner,
+} from "./sandbox/isolation.js";
+import { liveProcesses, type ProcessOutcome, type ProcessRunner, runnerWith } from "./sandbox/process.js";
 import type { Redactor } from "./sandbox/redact.js";
 import { runSecrets } from "./sandbox/secrets.js";
 import { VERSION } from "./version.js";
@@ -219,13 +226,14 @@ async function executeAndWrite(
       `note: ${name} is passed through but its value is shorter than 4 characters, so it is not redacted from the bundle; pass settings that are not secret with env:`,
     );
   }
-  const bwrap = await sandboxProgram(plan);
+  const isolation = await isolationOf(plan, deps.logger);
+  reportIsolation(isolation, deps.logger);
   const startedAt = new Date();
   const runId = newRunId(startedAt);
   const bundleDir = path.resolve(opts.cwd, opts.out ?? path.join(".evalgate", "results", runId));
   if (opts.out !== undefined) await checkNewBundleFolder(bundleDir, opts.out, opts.naming);
   try {
-    return await writeRun(plan, opts, deps, baseline, bwrap, startedAt, runId, bundleDir, redactor);
+    return await writeRun(plan, opts, deps, baseline, isolation, startedAt, runId, bundleDir, redactor);
   } catch (error) {
     if (!isDiskFull(error)) throw error;
     const file = (error as NodeJS.ErrnoException).path;
@@ -241,7 +249,7 @@ async function writeRun(
   opts: Omit<RunOptions, "paths">,
   deps: RunDeps,
   baseline: Bundle | undefined,
-  bwrap: string | undefined,
+  isolation: RunIsolation & { reaper: Reaper },
   startedAt: Date,
   runId: string,
   bundleDir: string,
@@ -259,9 +267,12 @@ async function writeRun(
     executed = await executePlan({
       plan,
       workRoot,
-      runner: deps.runner,
+      // Setup, scorers and agents outside bubblewrap run under the run's reaper: nothing they start
+      // outlives them (docs/decisions/0090).
+      runner: reapingRunner(deps.runner, isolation.reaper),
       keepWorkspaces: opts.keepWorkspaces ?? false,
-      ...(bwrap ? { bwrap, bundleDir } : {}),
+      bundleDir,
+      ...(isolation.bwrap ? { bwrap: isolation.bwrap, bwrapTargets: isolation.bwrapTargets } : {}),
       ...(interruption ? { interruption } : {}),
       hooks: {
         evidenceDir: (spec, dirName) => bundle.evidenceDir(spec, dirName),
@@ -306,6 +317,13 @@ async function writeRun(
       : null;
     return { spec: r.spec, tries: r.tries, decision, change };
   });
+  // The bundle's final files are written only once no process of the run is left (with the reaper
+  // or a PID namespace this holds by construction: each process's containment ended with it).
+  if (liveProcesses() > 0) {
+    throw new Error(
+      `internal: ${liveProcesses()} processes of the run are still running before the bundle is written`,
+    );
+  }
   const rows = await bundle.writeCases(finished);
   const evals = wireEvals(plan.roots, rows);
   const gate = gateFromRows(evals, rows, executed.budgetStops);
@@ -340,6 +358,11 @@ async function writeRun(
     executed.budgetStops,
     baseline ? comparisonSummary(baseline, rows, filtered) : null,
   );
+  built.isolation = {
+    level: isolation.level,
+    reason: isolation.reason,
+    targets: isolation.targets.map((t) => ({ name: t.name, level: t.level, reason: t.reason })),
+  };
   await bundle.writeSummary(built);
   const { view } = await writeReports(bundleDir);
   // Last: the digest of every file of the bundle, once every process of the run is gone.
@@ -359,17 +382,44 @@ async function writeRun(
 }
 
 /**
- * When a target asks for sandbox: bwrap, bubblewrap must be installed and able to create namespaces
- * here: checked once before anything runs, so the run stops with one clear message instead of
- * failing every attempt.
+ * Probes the machine once per run and decides each target's isolation (docs/decisions/0090). When a
+ * target asks for sandbox: bwrap, bubblewrap must be installed and able to create namespaces here:
+ * checked before anything runs, so the run stops with one clear message instead of failing every
+ * attempt.
  */
-async function sandboxProgram(plan: Plan): Promise<string | undefined> {
-  const targets = [...new Set(plan.cases.filter((c) => c.target.sandbox).map((c) => c.target.name))];
-  if (targets.length === 0) return undefined;
-  const check = await checkBwrap();
-  if (check.ok) return check.program;
-  const who = `target${targets.length > 1 ? "s" : ""} ${targets.join(", ")}`;
-  throw new UsageError(`${who} use${targets.length > 1 ? "" : "s"} sandbox: bwrap, but ${check.message}`);
+async function isolationOf(plan: Plan, logger: Logger): Promise<RunIsolation & { reaper: Reaper }> {
+  const targets = new Map<string, Plan["cases"][number]["target"]>();
+  for (const c of plan.cases) {
+    if (c.target.provider !== "reference" && c.target.provider !== "noop")
+      targets.set(c.target.name, c.target);
+  }
+  const probe = await probeIsolation([...targets.values()].some((t) => t.sandbox));
+  for (const note of probe.provisioned ?? []) logger.info(`isolation: ${note}`);
+  const strict = [...targets.values()].filter((t) => t.sandbox?.kind === "bwrap").map((t) => t.name);
+  if (strict.length > 0 && !probe.bwrap.ok) {
+    const who = `target${strict.length > 1 ? "s" : ""} ${strict.join(", ")}`;
+    throw new UsageError(
+      `${who} use${strict.length > 1 ? "" : "s"} sandbox: bwrap, but ${probe.bwrap.message}`,
+    );
+  }
+  return { ...planIsolation([...targets.values()], probe), reaper: probe.reaper };
+}
+
+/** One line on the console; a warning, with what is left open, when an agent runs without bubblewrap. */
+function reportIsolation(isolation: RunIsolation, logger: Logger): void {
+  if (isolation.level === null) return;
+  const weak = isolation.targets.filter((t) => t.level !== "bwrap");
+  if (weak.length === 0) {
+    logger.info("isolation: bwrap (every agent runs under bubblewrap)");
+    return;
+  }
+  const byLevel = new Map<string, typeof weak>();
+  for (const t of weak) byLevel.set(t.level, [...(byLevel.get(t.level) ?? []), t]);
+  for (const [level, ts] of byLevel) {
+    logger.warn(
+      `isolation: ${level} for ${ts.map((t) => t.name).join(", ")}: ${isolationGap(ts[0]!.level)}. Why: ${ts[0]!.reason}`,
+    );
+  }
 }
 
 /** The cases of one shard: round-robin over the cases sorted by identity, so shards stay balanced. */

@@ -260,6 +260,13 @@ function viewOf(summary: Json, cases: CaseView[], problems: string[]): ReportVie
     },
     usage: usageRollupOf(summary.usage),
     targets: list(summary.targets).map(targetOf),
+    isolation:
+      summary.isolation && typeof summary.isolation === "object"
+        ? {
+            level: textOrNull(record(summary.isolation).level),
+            reason: textOrNull(record(summary.isolation).reason),
+          }
+        : null,
     comparison: cmp
       ? {
           baselineRunId: text(cmp.baseline_run_id),

@@ -213,6 +213,8 @@ export interface WireSummary {
   /** What every case of the run used. */
   usage: WireUsageTotals | null;
   comparison: WireComparison | null;
+  /** What the agents ran under (sandbox: auto | bwrap | none); absent in bundles before it existed. */
+  isolation?: WireIsolation;
   index: "index.jsonl";
   /** A digest of every other file of the bundle, written last (bundle/seal.ts); absent in older bundles. */
   seal?: WireSeal;
@@ -224,6 +226,16 @@ export interface WireSeal {
   files: Record<string, string>;
   /** sha256 over summary.json without `seal` and the `files` list: the seal of the whole bundle. */
   digest: string;
+}
+
+export type WireIsolationLevel = "bwrap" | "pid-namespace" | "subreaper" | "none";
+
+export interface WireIsolation {
+  /** The weakest level any agent of the run ran under; null when no target runs an agent program. */
+  level: WireIsolationLevel | null;
+  /** Why it is not bwrap (null when it is). */
+  reason: string | null;
+  targets: { name: string; level: WireIsolationLevel; reason: string | null }[];
 }
 
 export interface WireUsage {

@@ -275,10 +275,12 @@ class Planner {
     return out;
   }
 
-  /** A target's `sandbox:` (a string or an object), with its read-only folders checked. */
+  /**
+   * A target's `sandbox:` (a string or an object, default `auto`), with its read-only folders checked.
+   * Undefined for `none` and for providers that run no agent program.
+   */
   private resolveSandbox(loaded: LoadedEval, t: TargetInput, at: PathKey[]): SandboxSpec | undefined {
-    const input = t.sandbox;
-    if (input === undefined) return undefined;
+    const input = t.sandbox ?? "auto";
     const o = typeof input === "string" ? { type: input } : input;
     const sat = [...at, "sandbox"];
     if (o.type === "none") {
@@ -286,19 +288,22 @@ class Planner {
         this.problem(
           loaded.src,
           sat,
-          "network and read_only apply with type: bwrap",
-          "use type: bwrap, or remove them",
+          "network and read_only apply with type: auto or bwrap",
+          "use type: auto or bwrap, or remove them",
         );
       }
       return undefined;
     }
     if (t.provider === "reference" || t.provider === "noop") {
-      this.problem(
-        loaded.src,
-        sat,
-        `provider "${t.provider}" runs no agent program, so there is nothing to sandbox`,
-        "remove sandbox from this target",
-      );
+      // auto means nothing here: there is no agent process to isolate.
+      if (o.type === "bwrap") {
+        this.problem(
+          loaded.src,
+          sat,
+          `provider "${t.provider}" runs no agent program, so there is nothing to sandbox`,
+          "remove sandbox from this target",
+        );
+      }
       return undefined;
     }
     const readOnly: string[] = [];
@@ -313,18 +318,22 @@ class Planner {
         );
       } else readOnly.push(abs);
     });
-    const network = typeof input === "string" ? false : (input.network ?? false);
+    // auto keeps what worked without a sandbox working: the network (presets call their model's API)
+    // and the eval file's folder, read-only, for an agent that runs {EVAL_DIR}/agent.py.
+    const auto = o.type === "auto";
+    const network = typeof input === "string" ? auto : (input.network ?? auto);
+    if (auto) readOnly.unshift(loaded.dir);
     if (!network && (PRESETS as readonly string[]).includes(t.provider)) {
       // Without the network the agent cannot reach its model: every attempt would end in the agent's
       // own "Connection error", which says nothing about the sandbox.
       this.problem(
         loaded.src,
         sat,
-        `provider "${t.provider}" calls its model's API over the network, which sandbox: bwrap cuts off unless network: true`,
+        `provider "${t.provider}" calls its model's API over the network, which sandbox: ${o.type} cuts off unless network: true`,
         typeof input === "string" ? "use sandbox: { type: bwrap, network: true }" : "set network: true",
       );
     }
-    return { kind: "bwrap", network, readOnly };
+    return { kind: o.type, network, readOnly };
   }
 
   checkPassthrough(src: YamlSource, at: PathKey[], names: readonly string[] | undefined): void {

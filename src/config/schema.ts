@@ -89,22 +89,24 @@ export const targetSchema = z
     timeout: duration.optional().describe("Agent timeout for this target (overrides timeouts.agent)"),
     sandbox: z
       .union([
-        z.enum(["none", "bwrap"]),
+        z.enum(["auto", "none", "bwrap"]),
         z.strictObject({
-          type: z.enum(["none", "bwrap"]),
+          type: z.enum(["auto", "none", "bwrap"]),
           network: z
             .boolean()
             .optional()
-            .describe("With bwrap: let the agent reach the network (default false: no network at all)"),
+            .describe(
+              "Let the agent reach the network (auto: default true; bwrap: default false, no network at all)",
+            ),
           read_only: z
             .array(z.string().min(1))
             .optional()
-            .describe("With bwrap: more folders the agent may read, relative to the eval file"),
+            .describe("With auto or bwrap: more folders the agent may read, relative to the eval file"),
         }),
       ])
       .optional()
       .describe(
-        "none (default), or bwrap: run the agent under bubblewrap, seeing only the system read-only, its attempt folder writable, no network",
+        "auto (default): the strongest isolation this machine offers (bubblewrap, else a PID namespace or a subreaper); bwrap: bubblewrap or an error; none: no sandbox",
       ),
   })
   .describe("One agent under test");

@@ -114,9 +114,12 @@ export interface ScorerSpec {
   options: ScorerInput;
 }
 
-/** `sandbox: bwrap`: the agent runs under bubblewrap (sandbox/bwrap.ts). */
+/**
+ * `sandbox: bwrap`: the agent runs under bubblewrap (sandbox/bwrap.ts); `auto` (the default): under
+ * the strongest isolation the run's probe found (sandbox/isolation.ts).
+ */
 export interface SandboxSpec {
-  kind: "bwrap";
+  kind: "bwrap" | "auto";
   /** The agent may reach the network (default: a new, empty network namespace). */
   network: boolean;
   /** Extra folders mounted read-only (absolute). */

@@ -102,6 +102,22 @@ function extrasPieces(ctx: Context): Piece[] {
   return out;
 }
 
+const ISOLATION_GAP: Record<string, string> = {
+  "pid-namespace": "the agent could write the run's files (the start tree, other attempts, the bundle)",
+  subreaper:
+    "the agent could write the run's files (the start tree, other attempts, the bundle) and read evalgate's environment",
+  none: "the agent could write the run's files (the start tree, other attempts, the bundle), read evalgate's environment and leave processes running",
+};
+
+/** Said plainly whenever an agent ran with less than bubblewrap's isolation (summary.json `isolation`). */
+function isolationNote(view: ReportView): Piece | null {
+  const iso = view.isolation;
+  if (!iso?.level || iso.level === "bwrap") return null;
+  const gap = ISOLATION_GAP[iso.level] ?? "";
+  const why = iso.reason ? ` Why: ${md.text(clip(iso.reason, 300))}.` : "";
+  return { open: `⚠️ **Isolation: ${md.text(clip(iso.level, 20))}** — ${gap}.${why}\n\n` };
+}
+
 const OMITTED_TEXT: [kind: string, phrase: (n: number) => string][] = [
   ["diffs", (n) => plural(n, "diff")],
   ["logs", (n) => plural(n, "agent log tail")],
@@ -170,6 +186,7 @@ export function renderComment(view: ReportView, options: CommentOptions): string
   const pieces: Piece[] = [
     { open: `${commentMarker(options.key)}\n${headline(view)}` },
     { open: countsLine(ctx) },
+    isolationNote(view),
     { open: contextLine(ctx), rank: RANK.lastResort, omits: "context" },
     noBaseline(ctx),
     targetTable(ctx),

@@ -219,9 +219,17 @@ export interface ReportView {
   usage: UsageRollup | null;
   targets: TargetNumbers[];
   comparison: ComparisonView | null;
+  /** What the agents ran under, when the bundle says (summary.json `isolation`). */
+  isolation?: IsolationView | null;
   cases: CaseView[];
   /** Files of the bundle that could not be read: shown in the reports, never fatal. */
   problems: string[];
+}
+
+export interface IsolationView {
+  /** bwrap | pid-namespace | subreaper | none; null when no target runs an agent program. */
+  level: string | null;
+  reason: string | null;
 }
 
 /** A case that passed on every counted attempt with nothing odd: its evidence is not loaded. */

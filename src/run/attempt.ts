@@ -40,7 +40,7 @@ export interface AttemptInput {
   dirName: string;
   runner: ProcessRunner;
   keepWorkspace: boolean;
-  /** The bubblewrap program, checked before the run, for targets with sandbox: bwrap. */
+  /** The bubblewrap program, checked before the run, for targets that run under it. */
   bwrap?: string;
   /** What a sandboxed agent may not read wherever it lies (verifiers, references, the bundle). */
   hidden?: readonly string[];
@@ -135,10 +135,17 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     await writeFile(agentLog, "");
     const target = spec.target;
     let agentRunner = runner;
-    if (target.sandbox) {
-      if (!input.bwrap) throw new Error("internal: sandbox: bwrap without a checked bubblewrap program");
+    if (target.sandbox?.kind === "bwrap" && !input.bwrap) {
+      throw new Error("internal: sandbox: bwrap without a checked bubblewrap program");
+    }
+    // Without bubblewrap (sandbox: none, or auto where it cannot run) the agent runs under the run's
+    // reaper, which `runner` already applies (sandbox/isolation.ts).
+    if (target.sandbox && input.bwrap) {
       // The agent may write its attempt folder only (workspace, HOME, TMPDIR, its output file).
       agentRunner = sandboxedRunner(runner, input.bwrap, target.sandbox, [input.workDir], input.hidden);
+    } else if (!target.sandbox) {
+      // sandbox: none opts out of all isolation, the reaper's PID namespace included.
+      agentRunner = { run: (s) => runner.run({ ...s, reap: false }) };
     }
     const outputFile = path.join(input.workDir, "output.json");
     const a0 = performance.now();

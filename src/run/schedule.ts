@@ -36,8 +36,10 @@ export interface ExecuteOptions {
   runner: ProcessRunner;
   keepWorkspaces: boolean;
   hooks: RunHooks;
-  /** The bubblewrap program, when a target uses sandbox: bwrap (checked before the run). */
+  /** The bubblewrap program, when a target runs under it (checked before the run). */
   bwrap?: string;
+  /** The targets whose agents run under bubblewrap (sandbox: bwrap, or auto where it works). */
+  bwrapTargets?: ReadonlySet<string>;
   /** The bundle folder, which a sandboxed agent may not read (other attempts' evidence). */
   bundleDir?: string;
   /** Clock for the duration budget (tests). */
@@ -199,7 +201,7 @@ export async function executePlan(opts: ExecuteOptions): Promise<ExecuteResult> 
       dirName,
       runner: opts.runner,
       keepWorkspace: opts.keepWorkspaces,
-      ...(opts.bwrap ? { bwrap: opts.bwrap, hidden } : {}),
+      ...(opts.bwrap && opts.bwrapTargets?.has(spec.target.name) ? { bwrap: opts.bwrap, hidden } : {}),
     });
     if (capped && result.failureKind === "agent_timeout") {
       const limitText = formatDuration(budgets.durationOf(spec.rootEvalPath) ?? 0);

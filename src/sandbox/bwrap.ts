@@ -11,7 +11,7 @@ import path from "node:path";
 import { execa } from "execa";
 import { findProgram, programOf } from "../config/commands.js";
 import type { Command, SandboxSpec } from "../config/types.js";
-import type { ProcessRunner, ProcessSpec } from "./process.js";
+import { type ProcessRunner, type ProcessSpec, willStart } from "./process.js";
 
 /** Read-only system folders, mounted when they exist (symlinks such as /bin → usr/bin are mirrored). */
 const SYSTEM = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"];
@@ -89,6 +89,23 @@ export function bwrapArgs(
     if (existsSync(program)) readOnly(path.dirname(realpathSync(program)));
   }
   for (const dir of sandbox.readOnly) readOnly(dir);
+  if (sandbox.kind === "auto") {
+    // auto is the default, so what an agent was given by name keeps working: the real folder of a
+    // program found on PATH through a link, and every file or folder named by an absolute path on
+    // its command line or in its environment, read-only (never a folder holding its attempt folder).
+    const found =
+      program && !path.isAbsolute(program) ? findProgram(program, spec.env.PATH ?? "") : undefined;
+    if (found) readOnly(path.dirname(realpathSync(found)));
+    const argv = "argv" in spec.command ? spec.command.argv.slice(1) : [];
+    for (const value of [...argv, ...Object.values(spec.env)]) {
+      if (!path.isAbsolute(value) || value === "/" || !existsSync(value)) continue;
+      if (writable.some((w) => isUnder(w, [value]) || isUnder(value, [w]))) continue;
+      const dir = lstatSync(value).isDirectory() ? value : path.dirname(value);
+      if (dir === "/" || writable.some((w) => isUnder(w, [dir]))) continue;
+      readOnly(dir);
+      if (!lstatSync(value).isDirectory()) readOnly(path.dirname(realpathSync(value)));
+    }
+  }
   const own = mounted.filter((dir) => !SYSTEM.includes(dir));
   for (const h of hidden) {
     if (!existsSync(h) || !isUnder(h, own) || writable.some((w) => isUnder(w, [h]))) continue;
@@ -114,11 +131,16 @@ export function sandboxedRunner(
   hidden: readonly string[] = [],
 ): ProcessRunner {
   return {
-    run: (spec) =>
-      inner.run({
+    run: (spec) => {
+      // A program that will not start is started as it is, so the error stays the system's own.
+      if (!willStart(spec.command, spec.cwd, spec.env.PATH ?? "")) return inner.run(spec);
+      return inner.run({
         ...spec,
         command: wrapped(bwrap, bwrapArgs(spec, sandbox, writable, hidden), spec.command),
-      }),
+        // bubblewrap's PID namespace ends with the agent: nothing it started survives.
+        contained: true,
+      });
+    },
   };
 }
 

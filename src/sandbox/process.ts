@@ -2,10 +2,10 @@
  * Child processes for agents, setup and scorers: a clean environment, their own process group, a
  * timeout that kills the whole tree, and output that is logged with a size cap.
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync } from "node:fs";
 import path from "node:path";
 import { execa } from "execa";
-import { crlfShebang } from "../config/commands.js";
+import { crlfShebang, findProgram } from "../config/commands.js";
 import type { Command } from "../config/types.js";
 import { CappedLog } from "./log.js";
 import type { Redactor } from "./redact.js";
@@ -29,6 +29,19 @@ export interface ProcessSpec {
   killGraceMs?: number;
   /** Secrets to redact from the log (and from `tail`); `stdout` is kept as printed, for parsing. */
   redactor?: Redactor;
+  /**
+   * Set by the runners that wrap a command in a PID namespace or the reaper (sandbox/isolation.ts):
+   * whatever it leaves behind dies with it, so no /proc walk is needed to find strays.
+   */
+  contained?: boolean;
+  /**
+   * Sent to the leader alone when the grace after SIGTERM ends, before the group gets SIGKILL: the
+   * reaper kills the command on it and then everything left, where a SIGKILL would kill the reaper
+   * first and set the command's daemons free.
+   */
+  stopSignal?: NodeJS.Signals;
+  /** False for an agent whose target opted out (`sandbox: none`): started as it is, not reaped. */
+  reap?: boolean;
 }
 
 export interface ProcessOutcome {
@@ -54,12 +67,22 @@ const STDOUT_CAP = 8 * 1024 * 1024;
 export const DEFAULT_LOG_CAP = 5 * 1024 * 1024;
 
 /** Process groups still alive, killed if evalgate itself is interrupted. */
-const liveGroups = new Set<number>();
+const liveGroups = new Map<number, NodeJS.Signals | undefined>();
 let exitHookInstalled = false;
 
-/** Kills every process group still running (evalgate is being interrupted). */
+/** Kills every process group still running (evalgate is being interrupted or exits). */
 export function killLiveGroups(): void {
-  for (const pgid of liveGroups) killTree(pgid, "SIGKILL");
+  for (const [pgid, stop] of liveGroups) {
+    // A reaper is told to stop (it kills everything under it, then itself); a SIGKILL to its
+    // group would kill it first and set the daemons under it free.
+    if (stop) {
+      try {
+        process.kill(pgid, stop);
+      } catch {
+        // gone
+      }
+    } else killTree(pgid, "SIGKILL");
+  }
 }
 
 function installExitHook(): void {
@@ -114,8 +137,8 @@ export function descendants(pid: number): number[] {
  * Kills the process group led by `pgid`, and every descendant that left the group (setsid, a
  * new process group) as long as it is still a descendant.
  */
-export function killTree(pgid: number, signal: NodeJS.Signals): void {
-  const strays = descendants(pgid);
+export function killTree(pgid: number, signal: NodeJS.Signals, contained = false): void {
+  const strays = contained ? [] : descendants(pgid);
   try {
     process.kill(-pgid, signal);
   } catch {
@@ -159,7 +182,19 @@ function argvOf(command: Command): [string, string[]] {
   return [file!, args];
 }
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
+
+/**
+ * How long output may still arrive once the program has exited and its group is killed. A contained
+ * program's pipes close as it exits; only an orphan outside any containment can hold them longer, and
+ * evalgate does not wait for it (docs/decisions/0091).
+ */
+const DRAIN_MS = 1000;
+
+/** Processes started and not yet ended, for the check that none is left when the bundle is written. */
+export function liveProcesses(): number {
+  return liveGroups.size;
+}
 
 /**
  * A runner whose every process log is redacted and capped as the run asks: setup, agents and
@@ -205,7 +240,7 @@ export class ChildProcessRunner implements ProcessRunner {
       windowsHide: true,
     });
     const pgid = child.pid;
-    if (pgid !== undefined) liveGroups.add(pgid);
+    if (pgid !== undefined) liveGroups.set(pgid, spec.stopSignal);
 
     child.stdout?.on("data", (chunk: Buffer) => {
       log.write(chunk);
@@ -218,30 +253,57 @@ export class ChildProcessRunner implements ProcessRunner {
     child.stderr?.on("data", (chunk: Buffer) => log.write(chunk));
 
     let timedOut = false;
-    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    const exited = new Promise<void>((resolve) => {
+      child.once("exit", (code, signal) => {
+        exit = { code, signal };
+        resolve();
+      });
+    });
+    const contained = spec.contained === true;
     const timer = setTimeout(async () => {
       if (pgid === undefined) return;
       timedOut = true;
-      killTree(pgid, "SIGTERM");
-      await Promise.race([exited, sleep(spec.killGraceMs ?? 2000)]);
-      killTree(pgid, "SIGKILL");
+      killTree(pgid, "SIGTERM", contained);
+      const grace = spec.killGraceMs ?? 2000;
+      await Promise.race([exited, sleep(grace)]);
+      if (spec.stopSignal && !exit) {
+        try {
+          process.kill(pgid, spec.stopSignal);
+        } catch {
+          // gone
+        }
+        await Promise.race([exited, sleep(Math.max(grace, 1000))]);
+      }
+      killTree(pgid, "SIGKILL", contained);
     }, spec.timeoutMs);
 
     // The leader's exit ends the attempt: anything it left running in its group is killed, so a
     // background child holding the output pipes cannot keep the attempt (or the runner) alive.
+    // A program that could not be started at all (E2BIG is thrown at spawn) settles the promise only.
     await Promise.race([exited, child.catch(() => undefined)]);
     clearTimeout(timer);
     if (pgid !== undefined) {
-      killTree(pgid, "SIGKILL");
+      killTree(pgid, "SIGKILL", contained);
       liveGroups.delete(pgid);
     }
+    // Output still in the pipes is read; an orphan that holds them open (a daemon outside any
+    // containment) is not waited for.
+    const streams = [child.stdout, child.stderr].filter((s) => s !== null);
+    const drained = Promise.all(
+      streams.map((s) =>
+        s.readableEnded || s.destroyed ? undefined : new Promise((r) => s.once("close", r)),
+      ),
+    );
+    await Promise.race([drained, sleep(DRAIN_MS)]);
+    for (const s of streams) s.destroy();
     const result = await child;
     await log.close();
 
     const durationMs = Math.round(performance.now() - started);
     const outcome: ProcessOutcome = {
-      exitCode: typeof result.exitCode === "number" ? result.exitCode : null,
-      signal: result.signal ?? null,
+      exitCode: exit ? exit.code : typeof result.exitCode === "number" ? result.exitCode : null,
+      signal: exit ? exit.signal : (result.signal ?? null),
       timedOut,
       durationMs,
       stdout,
@@ -250,6 +312,7 @@ export class ChildProcessRunner implements ProcessRunner {
     };
     const code = (result as { code?: string }).code;
     if (
+      !exit &&
       result.failed &&
       result.exitCode === undefined &&
       !result.signal &&
@@ -261,6 +324,41 @@ export class ChildProcessRunner implements ProcessRunner {
     }
     return outcome;
   }
+}
+
+/**
+ * Whether the system will start `command` (its program is found and executable, and a script's #!
+ * interpreter exists). A wrapper (bubblewrap, the reaper) starts a program that will not start
+ * as it is, so the system's own error, with evalgate's explanation of it, is kept.
+ */
+export function willStart(command: Command, cwd: string, envPath: string): boolean {
+  if (!("argv" in command)) return true;
+  const program = command.argv[0] ?? "";
+  const found = program.includes("/")
+    ? findProgram(path.resolve(cwd, program))
+    : findProgram(program, envPath);
+  if (!found) return false;
+  let head = "";
+  try {
+    const fd = openSync(found, "r");
+    try {
+      const buf = Buffer.alloc(256);
+      head = buf.subarray(0, readSync(fd, buf, 0, 256, 0)).toString("latin1");
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return false;
+  }
+  if (!head.startsWith("#!")) return true;
+  // Not trimmed at the end: a CRLF script's interpreter is "/bin/sh\r", which does not exist.
+  const interpreter =
+    head
+      .slice(2)
+      .split("\n")[0]!
+      .replace(/^[ \t]+/, "")
+      .split(/[ \t]/)[0] ?? "";
+  return interpreter.length > 0 && existsSync(interpreter);
 }
 
 /** Why the system refused to start a program, in words that name the fix. */

@@ -80,4 +80,13 @@ describe("preset targets", () => {
       '3 targets[1].sandbox: provider "codex" calls its model\'s API over the network, which sandbox: bwrap cuts off unless network: true (set network: true)',
     ]);
   });
+
+  it("keeps the network under the default sandbox: auto, and rejects auto without it for a preset", async () => {
+    const p = await problems(`  - { name: a, provider: claude-code }
+  - { name: b, provider: codex, sandbox: auto }
+  - { name: c, provider: gemini-cli, sandbox: { type: auto, network: false } }`);
+    expect(p.map((x) => `${x.line} ${x.key}: ${x.message} (${x.hint})`)).toEqual([
+      '4 targets[2].sandbox: provider "gemini-cli" calls its model\'s API over the network, which sandbox: auto cuts off unless network: true (set network: true)',
+    ]);
+  });
 });

@@ -65,8 +65,11 @@ tests:
         "EVALGATE_OUTPUT_FILE",
         "EVALGATE_RETRY",
         "EVALGATE_TEST_ID",
+        // bubblewrap (the default sandbox here) sets it to the folder it starts the agent in.
+        "PWD",
       ].sort(),
     );
+    expect(env.PWD).toMatch(/attempts\/.*\/run-1\/ws$/);
     expect(env.TZ).toBe("UTC");
     expect(env.AGENT_MODE).toBe("fast");
     // HOME and TMPDIR are the attempt's own, outside the workspace and the runner's home.
@@ -115,7 +118,7 @@ while [ "$p" -gt 1 ] 2>/dev/null; do
 done
 echo walked
 `,
-    "dig.eval.yaml": `targets: [{ name: digger, provider: command, command: ["sh", "{EVAL_DIR}/walk.sh"] }]
+    "dig.eval.yaml": `targets: [{ name: digger, provider: command, command: ["sh", "{EVAL_DIR}/walk.sh"], sandbox: none }]
 workspace: { seed: { path: project } }
 tests:
   - { id: dig, instruction: x, scorers: [{ type: command, run: "true" }] }
@@ -125,7 +128,10 @@ tests:
   const result = runCli(["run", ".", "--out", out], dir, RUNNER_SECRETS);
 
   it("finds the runner's tokens only as ***", () => {
-    expect(result.stderr).toBe("");
+    // The one line on stderr says the agent runs without isolation, as its target chose.
+    expect(result.stderr.trim()).toMatch(
+      /^warning: isolation: none for digger: .*Why: sandbox: none in the eval file$/,
+    );
     const row = readJsonl<{ runs: { dir: string }[] }>(path.join(out, "index.jsonl"))[0]!;
     const log = readFileSync(path.join(out, row.runs[0]!.dir, "agent.log"), "utf8");
     expect(log).toContain("walked");

@@ -49,6 +49,9 @@ function target(name: string, o: TargetOptions) {
     ...(o.bin ? { bin: o.bin } : {}),
     ...(o.args ? { args: o.args } : {}),
     ...(o.timeout ? { timeout: o.timeout } : {}),
+    // The record file lies outside the attempt folder, which the default sandbox keeps the agent
+    // from writing (presets under the sandbox: presets-sandbox.test.ts).
+    ...(o.record && o.record !== "stderr" ? { sandbox: "none" } : {}),
   };
 }
 

@@ -221,6 +221,8 @@ targets:
     provider: command
     command: ["sh", "{EVAL_DIR}/agent.sh"]
     env: { SYNC_DIR: "${sync}" }
+    # Both attempts write the shared sync folder, which the default sandbox forbids.
+    sandbox: none
 workspace:
   seed: { path: app }
 tests:
@@ -232,7 +234,7 @@ tests:
     });
     const out = path.join(tempDir(), "bundle");
     const r = runCli(["run", ".", "--out", out], evals);
-    expect(r.stderr).toBe("");
+    expect(r.stderr.trim()).toMatch(/^warning: isolation: none for agent: [^\n]*$/);
     expect(r.code).toBe(0);
     const [row] = rows(out);
     expect(row!.runs.map((x) => x.status)).toEqual(["passed", "passed"]);

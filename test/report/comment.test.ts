@@ -117,3 +117,35 @@ describe("the PR comment", () => {
     expect(() => renderComment(passingRun(), { key: "k", maxChars: 200 })).toThrow(RangeError);
   });
 });
+
+describe("the isolation line", () => {
+  it("says plainly when agents ran with less than bubblewrap, and why; nothing under bubblewrap", () => {
+    const weak = renderComment(
+      {
+        ...passingRun(),
+        isolation: { level: "none", reason: "bubblewrap cannot run here: bwrap is not installed" },
+      },
+      { key: "default", maxChars: 65_536 },
+    );
+    const lines = weak.split("\n");
+    // Right under the counts, before anything that may be left out for size.
+    const at = lines.findIndex((l) => l.startsWith("⚠️ **Isolation: none**"));
+    expect(at).toBeGreaterThan(0);
+    expect(lines[at]).toContain("leave processes running");
+    expect(lines[at]).toContain("Why: bubblewrap cannot run here: bwrap is not installed.");
+    expect(lines[at - 2]).toMatch(/^\*\*\d+ cases?\*\*/);
+    checkComment(weak);
+    const small = renderComment(
+      { ...passingRun(), isolation: { level: "subreaper", reason: "x" } },
+      { key: "default", maxChars: 1_000 },
+    );
+    expect(small).toContain("**Isolation: subreaper**");
+    for (const level of ["bwrap", null]) {
+      const md = renderComment(
+        { ...passingRun(), isolation: { level, reason: null } },
+        { key: "k", maxChars: 65_536 },
+      );
+      expect(md).not.toContain("Isolation");
+    }
+  });
+});

@@ -79,6 +79,46 @@ describe("bwrapArgs", () => {
   });
 });
 
+describe("bwrapArgs under sandbox: auto", () => {
+  const root = tempDir();
+  const attempt = path.join(root, "work", "attempts", "0-t", "run-1");
+  const data = path.join(root, "fixtures");
+  const real = path.join(root, "real-bin");
+  const bin = path.join(root, "bin");
+  for (const d of [attempt, data, real, bin]) mkdirSync(d, { recursive: true });
+  writeFileSync(path.join(data, "stream.jsonl"), "");
+  writeFileSync(path.join(real, "agent.mjs"), "", { mode: 0o755 });
+  symlinkSync(path.join(real, "agent.mjs"), path.join(bin, "agent"));
+  const spec = {
+    command: { argv: ["agent", path.join(data, "stream.jsonl"), path.join(attempt, "prompt.md"), "/"] },
+    cwd: path.join(attempt, "ws"),
+    env: {
+      PATH: `${bin}:/usr/bin`,
+      STREAM: path.join(data, "stream.jsonl"),
+      HOME: path.join(attempt, "home"),
+    },
+    timeoutMs: 1000,
+  };
+
+  it("shows what the agent was named read-only: a linked program's real folder, absolute paths on its command line and in its env", () => {
+    const ro = binds(bwrapArgs(spec, { kind: "auto", network: true, readOnly: [] }, [attempt]), "--ro-bind");
+    expect(ro).toContain(real);
+    expect(ro).toContain(data);
+    // never the root, the attempt folder or a folder that holds it
+    expect(ro).not.toContain("/");
+    expect(ro.some((d) => d.startsWith(path.join(root, "work")))).toBe(false);
+  });
+
+  it("under sandbox: bwrap shows none of it", () => {
+    const ro = binds(
+      bwrapArgs(spec, { kind: "bwrap", network: false, readOnly: [] }, [attempt]),
+      "--ro-bind",
+    );
+    expect(ro).not.toContain(real);
+    expect(ro).not.toContain(data);
+  });
+});
+
 describe("packageRoot", () => {
   it.each<[string, string | undefined]>([
     ["/repo/node_modules/.bin", "/repo/node_modules"],
