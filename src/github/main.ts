@@ -16,6 +16,7 @@ import {
   JOB_SUMMARY_MAX,
   renderComment,
 } from "../report/comment.js";
+import { shardFinished } from "../report/format.js";
 import {
   ActionsArtifactStore,
   type ArtifactStore,
@@ -306,7 +307,10 @@ export async function run(
       logger.error(`evalgate: gate failed${reasons.length ? `: ${reasons.join("; ")}` : ""}`);
       return EXIT.fail;
     }
-    logger.info(outputs.verdict === "pending" ? "shard finished" : "evalgate: gate passed");
+    const shard = produced.summary.run.shard;
+    logger.info(
+      shard ? `evalgate: ${shardFinished(shard, produced.summary.counts)}` : "evalgate: gate passed",
+    );
     return EXIT.pass;
   } catch (error) {
     if (error instanceof ConfigError) {

@@ -143,11 +143,28 @@ async function warnPersistedCredentials(root: string, logger: Logger): Promise<v
   );
 }
 
+/** The baseline whose durations balance the shards, or nothing (then they are balanced by count). */
+async function shardTimes(
+  inputs: ActionInputs,
+  ctx: EventContext,
+  deps: ProduceDeps,
+): Promise<Bundle | undefined> {
+  try {
+    const b = await resolveBaseline(inputs, ctx, deps);
+    if (!b.bundle) deps.logger.info("shards balanced by count: no baseline durations");
+    return b.bundle;
+  } catch (error) {
+    deps.logger.warn(`shards balanced by count: ${(error as Error).message}`);
+    return undefined;
+  }
+}
+
 async function runMode(
   options: RunOptions,
   inputs: ActionInputs,
   ctx: EventContext,
   deps: ProduceDeps,
+  extra: Partial<RunOptions> = {},
 ): Promise<Produced> {
   await guardPullRequestTarget(inputs, ctx);
   const projectRoot = await repositoryRoot(options.cwd);
@@ -156,6 +173,8 @@ async function runMode(
   const base = options.shard
     ? { note: "shards are compared when merged" }
     : await resolveBaseline(inputs, ctx, deps);
+  // A shard compares nothing, but the baseline's durations balance the shards (run/shard.ts).
+  const times = options.shard ? await shardTimes(inputs, ctx, deps) : undefined;
   // One collapsible group in the job log for the attempts; the verdict is printed after it.
   deps.logger.group?.(
     `evalgate: running ${options.paths.join(", ")}${options.shard ? ` (shard ${options.shard.index}/${options.shard.total})` : ""}`,
@@ -171,6 +190,8 @@ async function runMode(
         // Under pull_request_target the checkout, not the event, says what is evaluated.
         ...(ctx.sha && ctx.eventName !== "pull_request_target" ? { gitSha: ctx.sha } : {}),
         ...(base.bundle ? { baseline: base.bundle } : {}),
+        ...(times ? { shardTimes: times } : {}),
+        ...extra,
       },
       { runner: new ChildProcessRunner(), progress: new LineProgress(process.stdout), logger: deps.logger },
     );
