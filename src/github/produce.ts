@@ -82,7 +82,7 @@ interface Baseline {
 }
 
 /** The baseline bundle (`baseline` input), or why there is none. */
-async function resolveBaseline(
+export async function resolveBaseline(
   inputs: ActionInputs,
   ctx: EventContext,
   deps: ProduceDeps,
@@ -164,7 +164,6 @@ async function runMode(
   inputs: ActionInputs,
   ctx: EventContext,
   deps: ProduceDeps,
-  extra: Partial<RunOptions> = {},
 ): Promise<Produced> {
   await guardPullRequestTarget(inputs, ctx);
   const projectRoot = await repositoryRoot(options.cwd);
@@ -191,7 +190,6 @@ async function runMode(
         ...(ctx.sha && ctx.eventName !== "pull_request_target" ? { gitSha: ctx.sha } : {}),
         ...(base.bundle ? { baseline: base.bundle } : {}),
         ...(times ? { shardTimes: times } : {}),
-        ...extra,
       },
       { runner: new ChildProcessRunner(), progress: new LineProgress(process.stdout), logger: deps.logger },
     );
@@ -361,10 +359,12 @@ export async function produceBundle(
   inputs: ActionInputs,
   ctx: EventContext,
   deps: ProduceDeps,
+  /** What the bot adds to a run (github/bot.ts): filters of a command, the base's gate, quarantine, skips. */
+  extra: Partial<RunOptions> = {},
 ): Promise<Produced> {
   await checkWorkingDirectory(inputs.cwd);
   const mode = inputs.mode;
-  if (mode.kind === "run") return runMode(mode.options, inputs, ctx, deps);
+  if (mode.kind === "run") return runMode({ ...mode.options, ...extra }, inputs, ctx, deps);
   if (mode.kind === "merge") return mergeMode(mode, inputs, ctx, deps);
   return reportMode(mode.from, inputs, ctx, deps);
 }
