@@ -23,12 +23,12 @@ import {
   skippedSection,
 } from "../report/bot.js";
 import { git, repositoryRoot } from "../workspace/git.js";
-import { explainApiError, type GitHubClient } from "./client.js";
+import { apiStatus, explainApiError, type GitHubClient } from "./client.js";
 import { COMMAND_HELP, parseCommand, type RunCommand } from "./commands.js";
 import type { EventContext } from "./context.js";
 import type { ActionInputs } from "./inputs.js";
 import { activeEntry, applyQuarantine, parseQuarantine, type Quarantine } from "./quarantine.js";
-import { trustedGates, trustedQuarantine } from "./trusted.js";
+import { type FileAtCommit, trustedGates, trustedQuarantine } from "./trusted.js";
 
 type Json = Record<string, unknown>;
 const obj = (v: unknown): Json => (v && typeof v === "object" ? (v as Json) : {});
@@ -319,16 +319,37 @@ export async function prepareBot(inputs: ActionInputs, ctx0: EventContext, deps:
   }
 
   // The gate and the quarantine a PR is judged by: the base commit's.
-  const trusted = onPr && pr?.baseSha && !inputs.trustPrGate ? pr.baseSha : null;
+  // Not in the merge queue: a PR gets there only after its own check, judged by the base's rules, passed.
+  const untrusted = ctx.eventName === "pull_request" || ctx.eventName === "issue_comment";
+  const trusted = untrusted && pr?.baseSha && !inputs.trustPrGate ? pr.baseSha : null;
   let quarantine: Quarantine | null = null;
   const qRel = path.relative(root, path.resolve(inputs.cwd, inputs.quarantineFile));
   if (trusted && plan) {
     const evalPaths = [
       ...new Set([...plan.roots.map((r) => r.evalPath), ...plan.cases.map((c) => c.identity.evalPath)]),
     ];
-    const rules = await trustedGates(root, trusted, evalPaths);
+    const remote: FileAtCommit | undefined = client
+      ? async (rel, sha) => {
+          try {
+            const { data } = await client.rest.repos.getContent({
+              owner: ctx.owner,
+              repo: ctx.repo,
+              path: rel,
+              ref: sha,
+            });
+            if (Array.isArray(data) || data.type !== "file" || !("content" in data)) return null;
+            return Buffer.from(data.content, "base64").toString("utf8");
+          } catch (error) {
+            if (apiStatus(error) === 404) return null;
+            throw new UsageError(
+              `${explainApiError(error, `reading ${rel} at the base commit ${sha.slice(0, 7)}`, "contents: read")}; or check out with fetch-depth: 0, or set trust-pr-gate: true if every pull request's author is trusted`,
+            );
+          }
+        }
+      : undefined;
+    const rules = await trustedGates(root, trusted, evalPaths, remote);
     run.gateOverride = rules.gates as Map<string, GateInput | undefined>;
-    const tq = await trustedQuarantine(root, trusted, qRel, deps.today);
+    const tq = await trustedQuarantine(root, trusted, qRel, deps.today, remote);
     quarantine = tq.quarantine;
     const change = gateChangeSection(
       [...rules.gateChanges].map(([evalPath, lines]) => ({ evalPath, lines })),

@@ -13,8 +13,20 @@ import { type GateInput, gateSchema } from "../config/schema.js";
 import { git } from "../workspace/git.js";
 import { parseQuarantine, type Quarantine } from "./quarantine.js";
 
-/** A file's text at `sha`, or null when the commit has no such file. */
-export async function showAtCommit(root: string, sha: string, rel: string): Promise<string | null> {
+/** Reads a file at a commit elsewhere (GitHub's contents API) when the checkout lacks the commit. */
+export type FileAtCommit = (rel: string, sha: string) => Promise<string | null>;
+
+/**
+ * A file's text at `sha`, or null when the commit has no such file: `git show` when the checkout
+ * has the commit (or can fetch it), else `remote` (the contents API: a shallow checkout of a
+ * private repository without persisted credentials can fetch nothing).
+ */
+export async function showAtCommit(
+  root: string,
+  sha: string,
+  rel: string,
+  remote?: FileAtCommit,
+): Promise<string | null> {
   const spec = `${sha}:${rel.split(path.sep).join("/")}`;
   const has = (s: string) =>
     git(["cat-file", "-e", s], { cwd: root }).then(
@@ -25,6 +37,7 @@ export async function showAtCommit(root: string, sha: string, rel: string): Prom
     // A shallow checkout lacks the base commit: fetch it (works without credentials on public repositories).
     await git(["fetch", "--no-tags", "--depth=1", "origin", sha], { cwd: root }).catch(() => "");
     if (!(await has(`${sha}^{commit}`))) {
+      if (remote) return remote(rel.split(path.sep).join("/"), sha);
       throw new UsageError(
         `the base commit ${sha.slice(0, 7)} is not in the checkout and could not be fetched, so the gate cannot be read from it: check out with fetch-depth: 0 (actions/checkout), or set trust-pr-gate: true if every pull request's author is trusted`,
       );
@@ -87,10 +100,11 @@ export async function trustedGates(
   root: string,
   baseSha: string,
   evalPaths: readonly string[],
+  remote?: FileAtCommit,
 ): Promise<TrustedRules> {
   const out: TrustedRules = { baseSha, gates: new Map(), gateChanges: new Map(), newFiles: [] };
   for (const evalPath of evalPaths) {
-    const baseText = await showAtCommit(root, baseSha, evalPath);
+    const baseText = await showAtCommit(root, baseSha, evalPath, remote);
     if (baseText === null) {
       out.newFiles.push(evalPath);
       continue;
@@ -117,8 +131,9 @@ export async function trustedQuarantine(
   baseSha: string,
   rel: string,
   today: Date,
+  remote?: FileAtCommit,
 ): Promise<TrustedQuarantine> {
-  const baseText = await showAtCommit(root, baseSha, rel);
+  const baseText = await showAtCommit(root, baseSha, rel, remote);
   const quarantine =
     baseText === null
       ? null

@@ -12,7 +12,8 @@ import { parse } from "yaml";
 import { ROOT, tempDir } from "../helpers.js";
 import type { FakeGitHub, WorkflowRun } from "./server.js";
 
-export const ACTION = path.join(ROOT, "dist", "index.js");
+/** dist/index.js, or lib/index.js with EVALGATE_TEST_ENTRY=lib (to try the action's tests on unbundled code). */
+export const ACTION = path.join(ROOT, process.env.EVALGATE_TEST_ENTRY === "lib" ? "lib" : "dist", "index.js");
 /** The action as tsc builds it (lib/): for tests of code newer than the committed dist/. */
 export const LIB_ACTION = path.join(ROOT, "lib", "index.js");
 export const NODE20 = process.execPath;
