@@ -20,7 +20,7 @@ import {
 } from "../github/fixture.js";
 import { type ActionRun, examplePayload, LIB_ACTION, runStep } from "../github/harness.js";
 import { FakeGitHub } from "../github/server.js";
-import { gitRepo, readJsonl, sh, writeFiles } from "../helpers.js";
+import { gitRepo, readJsonl, sh, tempDir, writeFiles } from "../helpers.js";
 
 const head = (dir: string) => sh("git rev-parse HEAD", dir).trim();
 
@@ -356,6 +356,30 @@ describe("quarantine, the base commit's gate, labels and paths on pull requests"
     );
     const trusted = await onPr(gh, repo, token, { baseline: "off", "trust-pr-gate": "true" });
     expect(trusted.code).toBe(0);
+  });
+
+  it("a shallow checkout without the base commit reads the base's gate through the contents API", async () => {
+    const gated = EVAL.replace("tests:", "gate: { min_case_pass_rate: 1.0 }\ntests:");
+    const origin = repoWith(
+      { "evals/demo.eval.yaml": gated },
+      { ...BROKEN, "evals/demo.eval.yaml": gated.replace("1.0", "0.5") },
+    );
+    // What actions/checkout leaves with fetch-depth 1 and no credentials: one commit, nothing to fetch.
+    const shallow = tempDir("evalgate-shallow-");
+    sh(`git clone -q --depth 1 --branch feature file://${origin.dir} ${shallow}`, tempDir());
+    sh("git remote set-url origin https://127.0.0.1:9/nowhere.git", shallow);
+    const repo: Repo = { ...origin, dir: shallow, checkout: () => undefined };
+    openPr(repo, ["evals/agent.sh", "evals/demo.eval.yaml"]);
+    gh.gitDir = origin.dir;
+    const r = await onPr(gh, repo, token, { baseline: "off" });
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(1);
+    const asked = gh.requests
+      .filter((q) => q.path.includes("/contents/"))
+      .map((q) => decodeURIComponent(q.path));
+    expect(asked, r.stdout).toContain(`/repos/${REPO}/contents/evals/demo.eval.yaml`);
+    expect(sticky(gh)[0]!.body).toContain("this PR changes the gate of `evals/demo.eval.yaml`");
+    gh.gitDir = undefined;
   });
 
   it("labels: another label runs nothing; run-evals runs and is removed afterwards", async () => {

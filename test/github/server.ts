@@ -6,6 +6,7 @@
  * 65,536-character comment limit (422), read-only tokens (403 "Resource not accessible by
  * integration"), expired artifacts (410), and 5xx or rate limits on demand.
  */
+import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -140,6 +141,8 @@ export class FakeGitHub {
   readonly pullFiles = new Map<number, string[]>();
   /** The labels on each issue or PR. */
   readonly labels = new Map<number, string[]>();
+  /** A git repository whose commits the contents API serves (GitHub's copy of the repository). */
+  gitDir: string | undefined;
   readonly faults: Fault[] = [];
   private readonly results = new ResultsService(this);
   private nextId = 1000;
@@ -409,6 +412,24 @@ export class FakeGitHub {
       };
       this.statuses.push(st);
       return send(201, st);
+    }
+    m = /^contents\/(.+)$/.exec(p);
+    if (m && method === "GET") {
+      const rel = decodeURIComponent(m[1]!);
+      const ref = url.searchParams.get("ref") ?? "HEAD";
+      const found = this.gitDir
+        ? spawnSync("git", ["show", `${ref}:${rel}`], { cwd: this.gitDir, encoding: "buffer" })
+        : undefined;
+      if (!found || found.status !== 0)
+        return send(404, { message: "Not Found", documentation_url: DOCS, status: "404" });
+      return send(200, {
+        type: "file",
+        encoding: "base64",
+        size: found.stdout.length,
+        name: rel.split("/").at(-1),
+        path: rel,
+        content: found.stdout.toString("base64").replace(/(.{60})/g, "$1\n"),
+      });
     }
     m = /^pulls\/(\d+)\/files$/.exec(p);
     if (m && method === "GET") {
