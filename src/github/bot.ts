@@ -27,6 +27,7 @@ import { apiStatus, explainApiError, type GitHubClient } from "./client.js";
 import { COMMAND_HELP, parseCommand, type RunCommand } from "./commands.js";
 import type { EventContext } from "./context.js";
 import type { ActionInputs } from "./inputs.js";
+import { checkWorkingDirectory } from "./produce.js";
 import { activeEntry, applyQuarantine, parseQuarantine, type Quarantine } from "./quarantine.js";
 import { type FileAtCommit, trustedGates, trustedQuarantine } from "./trusted.js";
 
@@ -131,6 +132,7 @@ async function changedFiles(client: GitHubClient, ctx: EventContext, pr: number)
 /** Prepares the bot's part of a step that runs evals. */
 export async function prepareBot(inputs: ActionInputs, ctx0: EventContext, deps: BotDeps): Promise<BotPlan> {
   if (inputs.mode.kind !== "run") return noop(ctx0);
+  await checkWorkingDirectory(inputs.cwd);
   const { client, logger, payload } = deps;
   let ctx = ctx0;
   const sections: string[] = [];

@@ -348,7 +348,7 @@ function publishedFrom(bundle: Bundle, record: Partial<GitHubRecord>): Produced 
 }
 
 /** Every path input is relative to working-directory: a wrong one would otherwise surface as "no eval files". */
-async function checkWorkingDirectory(cwd: string): Promise<void> {
+export async function checkWorkingDirectory(cwd: string): Promise<void> {
   const s = await stat(cwd).catch(() => undefined);
   if (!s)
     throw new UsageError(`input working-directory: ${cwd} does not exist (it is relative to the workspace)`);
