@@ -127,7 +127,7 @@ describe("docs/workflows/evals-commands.yml", () => {
   };
 
   it("runs on new comments only, with what the bot needs and one run per PR at a time", () => {
-    expect(wf.on).toEqual({ issue_comment: { types: ["created"] } });
+    expect(wf.on).toEqual({ issue_comment: { types: ["created"] }, push: { branches: ["main"] } });
     expect(wf.permissions).toMatchObject({
       "pull-requests": "write",
       statuses: "write",
@@ -138,6 +138,7 @@ describe("docs/workflows/evals-commands.yml", () => {
     expect(wf.concurrency["cancel-in-progress"]).toBe(false);
     const job = Object.values(wf.jobs)[0]!;
     expect(job.if).toContain("github.event.issue.pull_request");
+    expect(job.if).toContain("github.event_name == 'push'");
     const checkout = job.steps.find((s) => s.uses?.startsWith("actions/checkout@"))!;
     expect(checkout.with).toMatchObject({ "fetch-depth": 0, "persist-credentials": false });
     expect(String(checkout.with?.ref)).toContain("refs/pull/");
