@@ -382,6 +382,28 @@ describe("quarantine, the base commit's gate, labels and paths on pull requests"
     gh.gitDir = undefined;
   });
 
+  it("a shard's log and job summary say it finished and that the merge decides, never a verdict", async () => {
+    const repo = repoWith({}, BROKEN);
+    openPr(repo, ["evals/agent.sh"]);
+    const results = [];
+    for (const i of [1, 2]) results.push(await onPr(gh, repo, token, { shard: `${i}/2`, comment: "off" }));
+    const summaries = results.map((r) => r.summary).join("\n");
+    for (const [i, r] of results.entries()) {
+      expect(r.code).toBe(0);
+      expect(r.outputs.verdict).toBe("pending");
+      expect(r.stdout).toMatch(
+        new RegExp(
+          `evalgate: shard ${i + 1}/2 finished: [01] of 1 cases failing so far; the merge job decides the gate`,
+        ),
+      );
+      expect(r.stdout).not.toMatch(/gate (passed|failed)/);
+      expect(r.summary).toContain(`## ⏳ evalgate — shard ${i + 1}/2 finished`);
+    }
+    // The failing case is on one of the shards; neither headline is a ❌ or ✅.
+    expect(summaries).toContain("1 of 1 cases failing so far");
+    expect(summaries).not.toMatch(/^## (❌|✅)/m);
+  });
+
   it("labels: another label runs nothing; run-evals runs and is removed afterwards", async () => {
     const repo = repoWith({}, { "evals/agent.sh": GOOD_AGENT.replace("env", "true") });
     openPr(repo, ["evals/agent.sh"]);
