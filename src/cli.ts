@@ -159,14 +159,8 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
           `\n${renderCaseTable(result.rows)}\n\n${renderRunFooter(result.summary, result.bundleDir)}\n`,
         );
       }
-      if (opts.shard) {
-        // A shard sees part of the cases: the run's gate is decided when the shards are merged.
-        if (!json)
-          stdout.write(
-            `shard ${opts.shard.index}/${opts.shard.total}: the gate is decided by evalgate merge over every shard\n`,
-          );
-        throw new Exit(EXIT.pass);
-      }
+      // A shard sees part of the cases (the footer says so): the gate is decided when they are merged.
+      if (opts.shard) throw new Exit(EXIT.pass);
       throw new Exit(result.summary.gate.verdict === "pass" ? EXIT.pass : EXIT.fail);
     });
 

@@ -23,6 +23,7 @@ import type { Progress } from "./report/console.js";
 import type { ReportView } from "./report/view.js";
 import type { Interruption } from "./run/interrupt.js";
 import { type ExecuteResult, executePlan } from "./run/schedule.js";
+import { baselineDurations, casesOfShard, type Durations } from "./run/shard.js";
 import {
   isolationGap,
   planIsolation,
@@ -44,8 +45,12 @@ export interface RunOptions extends PlanOptions {
   /** Scratch folder for workspaces. Default: $RUNNER_TEMP or the system temp folder. */
   workDir?: string;
   keepWorkspaces?: boolean;
-  /** Run only shard `index` of `total` (1-based): round-robin over the cases sorted by identity. */
+  /** Run only shard `index` of `total` (1-based): balanced by the baseline's durations, else by count (run/shard.ts). */
   shard?: { index: number; total: number };
+  /** A bundle whose case durations balance the shards, when `baseline` is not given (a shard compares nothing). */
+  shardTimes?: Bundle;
+  /** Cases left out of the gate (quarantined): they run and are reported, but do not gate. */
+  gateExclude?: (row: WireIndexRow) => boolean;
   /** A baseline bundle to compare with (the base branch's run): its folder, or the bundle already read. */
   baseline?: string | Bundle;
   /** The commit being evaluated (the action passes the PR head). Default: HEAD of projectRoot. */
@@ -169,12 +174,18 @@ function redactingLogger(logger: Logger, r: Redactor): Logger {
 }
 
 export async function runEvals(opts: RunOptions, deps: RunDeps): Promise<RunOutcome> {
-  const plan = shardPlan(await loadPlan({ ...opts, checkSecrets: true }), opts.shard);
-  for (const note of plan.notes) deps.logger.info(`note: ${note}`);
+  const loaded = await loadPlan({ ...opts, checkSecrets: true });
   const given = opts.baseline || undefined;
   const baseline = typeof given === "string" ? await readBundleAs(given, "--baseline") : given;
   const unsealed = baseline && unsealedNote(baseline, "the baseline");
   if (unsealed) deps.logger.info(`note: ${unsealed}`);
+  const times = baseline ?? opts.shardTimes;
+  const plan = shardPlan(
+    loaded,
+    opts.shard,
+    opts.shard && times ? await baselineDurations(times) : undefined,
+  );
+  for (const note of plan.notes) deps.logger.info(`note: ${note}`);
   return runPlan(plan, opts, deps, baseline);
 }
 
@@ -326,7 +337,8 @@ async function writeRun(
   }
   const rows = await bundle.writeCases(finished);
   const evals = wireEvals(plan.roots, rows);
-  const gate = gateFromRows(evals, rows, executed.budgetStops);
+  const exclude = opts.gateExclude;
+  const gate = gateFromRows(evals, exclude ? rows.filter((r) => !exclude(r)) : rows, executed.budgetStops);
   const filtered = Boolean(opts.targets?.length || opts.tests?.length || opts.tags?.length || opts.shard);
   const stoppedBy = interruption?.signal.aborted ? (interruption.received ?? "a stop request") : undefined;
   const tries = finished.flatMap((c) => c.tries);
@@ -422,12 +434,10 @@ function reportIsolation(isolation: RunIsolation, logger: Logger): void {
   }
 }
 
-/** The cases of one shard: round-robin over the cases sorted by identity, so shards stay balanced. */
-export function shardPlan(plan: Plan, shard: RunOptions["shard"]): Plan {
+/** The cases of one shard: balanced by the baseline's durations when known, else by count (run/shard.ts). */
+export function shardPlan(plan: Plan, shard: RunOptions["shard"], durations?: Durations): Plan {
   if (!shard) return plan;
-  const sorted = [...plan.cases].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  const mine = new Set(sorted.filter((_, i) => i % shard.total === shard.index - 1));
-  const cases = plan.cases.filter((c) => mine.has(c));
+  const cases = casesOfShard(plan.cases, shard, durations);
   return {
     ...plan,
     cases,

@@ -86,6 +86,13 @@ export interface PlanOptions {
   checkSecrets?: boolean;
   /** How the user spelled the options, for messages (default: the CLI's flags). */
   naming?: OptionNaming;
+  /**
+   * The `gate:` block to use instead of the file's own, by evalPath (the base commit's, on a pull
+   * request: github/trusted.ts). A key mapped to undefined means "no gate block": the defaults.
+   */
+  gateOverride?: ReadonlyMap<string, GateInput | undefined>;
+  /** Root eval files (evalPath) not to run: a pull request touched none of their `paths:`. */
+  skipEvals?: ReadonlySet<string>;
 }
 
 interface LoadedEval {
@@ -131,6 +138,7 @@ class Planner {
   constructor(
     readonly cwd: string,
     readonly projectRoot: string,
+    readonly gateOverride?: ReadonlyMap<string, GateInput | undefined>,
   ) {}
 
   display(abs: string): string {
@@ -171,6 +179,12 @@ class Planner {
         }
         const file = validate(evalFileSchema, src, this.problems);
         if (!file) return undefined;
+        const evalPath = this.evalPathOf(abs);
+        if (this.gateOverride?.has(evalPath)) {
+          const gate = this.gateOverride.get(evalPath);
+          if (gate) file.gate = gate;
+          else delete file.gate;
+        }
         const name = file.name ?? path.basename(abs).replace(/\.eval\.ya?ml$|\.ya?ml$/, "");
         return { src, file, dir: path.dirname(abs), evalPath: this.evalPathOf(abs), name };
       })();
@@ -708,7 +722,7 @@ const MAX_ARG_BYTES = 128 * 1024;
 
 export async function loadPlan(opts: PlanOptions): Promise<Plan> {
   const cwd = path.resolve(opts.cwd);
-  const planner = new Planner(cwd, path.resolve(opts.projectRoot ?? cwd));
+  const planner = new Planner(cwd, path.resolve(opts.projectRoot ?? cwd), opts.gateOverride);
   const files = await discoverEvalFiles(opts.paths, cwd);
   const loadedRoots = (await Promise.all(files.map((f) => planner.loadEval(f)))).filter(
     (l): l is LoadedEval => !!l,
@@ -747,6 +761,7 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
       notes.push(`${loaded.src.display} runs as a suite of the eval files that include it, not on its own`);
       continue;
     }
+    if (opts.skipEvals?.has(loaded.evalPath)) continue;
     records.push(...(rootRecords.get(loaded.src.path) ?? []));
     const root: EvalRoot = {
       path: loaded.src.path,
@@ -759,6 +774,7 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
     };
     if (loaded.file.description) root.description = loaded.file.description;
     if (loaded.file.concurrency) root.concurrency = loaded.file.concurrency;
+    if (loaded.file.paths) root.paths = loaded.file.paths;
     roots.push(root);
   }
 

@@ -509,6 +509,12 @@ export const evalFileSchema = z
       .optional()
       .describe("Size limits of the evidence an attempt keeps"),
     gate: gateSchema.optional(),
+    paths: z
+      .array(z.string().min(1))
+      .optional()
+      .describe(
+        "Globs of the files this suite's result depends on (prompts, skills, the agent's code, fixtures); a pull request touching none of them (nor this file) skips the suite",
+      ),
     workspace: workspaceSchema.optional(),
     scorers: z.array(scorerSchema).optional().describe("Appended to every test's scorers"),
     tests: z.array(testEntrySchema),

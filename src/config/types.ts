@@ -198,6 +198,8 @@ export interface EvalRoot {
   regressions: RegressionRule;
   budget: Budget;
   concurrency?: number;
+  /** `paths:` globs (relative to the repository root): a pull request touching none skips the suite. */
+  paths?: string[];
 }
 
 /** One case: a test run by one target, `repeat` times. */

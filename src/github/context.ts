@@ -11,6 +11,8 @@ export interface PullRequestInfo {
   /** The branch the PR merges into: its runs give the baseline. */
   baseRef: string | null;
   headSha: string | null;
+  /** The base branch's commit the PR is compared with: its gate and quarantine judge the PR (trusted.ts). */
+  baseSha?: string | null;
   headRepo: string | null;
   baseRepo: string | null;
   /** The head lives in another repository: the workflow gets a read-only token and no secrets. */
@@ -87,6 +89,7 @@ export function eventContext(env: NodeJS.ProcessEnv, payload: Json): EventContex
       number: num(pr.number) ?? num(payload.number) ?? 0,
       baseRef: str(base.ref),
       headSha: str(head.sha),
+      baseSha: str(base.sha),
       headRepo,
       baseRepo,
       // A deleted fork leaves head.repo null: still not this repository.
@@ -104,6 +107,7 @@ export function eventContext(env: NodeJS.ProcessEnv, payload: Json): EventContex
         number: n,
         baseRef: baseBranch,
         headSha: sha,
+        baseSha: str(mg.base_sha),
         headRepo: `${o}/${r}`,
         baseRepo: `${o}/${r}`,
         fork: false,
@@ -147,6 +151,11 @@ export function eventContext(env: NodeJS.ProcessEnv, payload: Json): EventContex
 
 /** The context of this step: the variables of `env` and the payload in GITHUB_EVENT_PATH. */
 export function readEventContext(env: NodeJS.ProcessEnv): EventContext {
+  return eventContext(env, readEventPayload(env));
+}
+
+/** The event payload in GITHUB_EVENT_PATH ({} without one). */
+export function readEventPayload(env: NodeJS.ProcessEnv): Json {
   const file = env.GITHUB_EVENT_PATH;
   let payload: Json = {};
   if (file) {
@@ -156,7 +165,7 @@ export function readEventContext(env: NodeJS.ProcessEnv): EventContext {
       throw new UsageError(`GITHUB_EVENT_PATH ${file} cannot be read: ${(error as Error).message}`);
     }
   }
-  return eventContext(env, payload);
+  return payload;
 }
 
 /** The link to this workflow run, when known. */

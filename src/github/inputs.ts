@@ -7,6 +7,7 @@ import path from "node:path";
 import { ACTION_NAMING, parsePositiveInt, parseShard, splitList } from "../config/args.js";
 import { UsageError } from "../config/errors.js";
 import type { RunOptions } from "../pipeline.js";
+import { DEFAULT_QUARANTINE_FILE } from "./quarantine.js";
 
 export const COMMENT_MODES = ["always", "changes", "failures", "off"] as const;
 export type CommentMode = (typeof COMMENT_MODES)[number];
@@ -31,6 +32,13 @@ export interface ActionInputs {
   retentionDays?: number;
   checkName?: string;
   allowPullRequestTarget: boolean;
+  /** Labels that start a run on pull_request (labeled); `NAME:TAG` runs the tests tagged TAG. */
+  labels: string[];
+  removeLabel: boolean;
+  /** Judge a PR by its own gate and quarantine file instead of the base commit's. */
+  trustPrGate: boolean;
+  /** The quarantine file, relative to working-directory. */
+  quarantineFile: string;
 }
 
 /** Reads one input as GitHub passes it (`INPUT_<NAME>`, trimmed); "" when not given. */
@@ -176,5 +184,9 @@ export function parseInputs(get: InputReader, opts: { workspace: string }): Acti
     ...(retentionDays ? { retentionDays } : {}),
     ...(checkName ? { checkName } : {}),
     allowPullRequestTarget: bool(get, "allow-pull-request-target"),
+    labels: splitList(get("labels")),
+    removeLabel: bool(get, "remove-label"),
+    trustPrGate: bool(get, "trust-pr-gate"),
+    quarantineFile: get("quarantine-file") || DEFAULT_QUARANTINE_FILE,
   };
 }

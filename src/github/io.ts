@@ -42,6 +42,9 @@ export interface ActionOutputs {
   errored: string;
   flaky: string;
   regressions: string;
+  /** "true" when the step ran evals, "false" when it decided not to (skipped-reason says why). */
+  ran: string;
+  "skipped-reason": string;
 }
 
 export function emptyOutputs(): ActionOutputs {
@@ -60,6 +63,8 @@ export function emptyOutputs(): ActionOutputs {
     errored: "",
     flaky: "",
     regressions: "",
+    ran: "",
+    "skipped-reason": "",
   };
 }
 

@@ -5,6 +5,7 @@
  */
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
+import { readBundleAs } from "../bundle/read.js";
 import { loadReportView } from "../bundle/report-view.js";
 import { REPORT_FILES } from "../bundle/reports.js";
 import { sealBundle } from "../bundle/seal.js";
@@ -17,6 +18,7 @@ import {
   JOB_SUMMARY_MAX,
   renderComment,
 } from "../report/comment.js";
+import { shardFinished } from "../report/format.js";
 import {
   ActionsArtifactStore,
   type ArtifactStore,
@@ -24,10 +26,11 @@ import {
   shardArtifactName,
   uploadProblem,
 } from "./artifact.js";
+import { prepareBot } from "./bot.js";
 import { CHECK_SUMMARY_LIMIT, publishCheckRun } from "./check.js";
 import { createClient, explainApiError, type GitHubClient, isForbidden } from "./client.js";
 import { changedFromBaseline, commentWanted, findStickyComment, upsertStickyComment } from "./comment.js";
-import { type EventContext, readEventContext, runUrl } from "./context.js";
+import { type EventContext, readEventContext, readEventPayload, runUrl } from "./context.js";
 import { type ActionInputs, envInputReader, parseInputs } from "./inputs.js";
 import {
   type ActionOutputs,
@@ -38,6 +41,7 @@ import {
   writeJobSummary,
 } from "./io.js";
 import { GITHUB_RECORD, type GitHubRecord, type Produced, produceBundle } from "./produce.js";
+import { skipStep } from "./skip.js";
 
 export const FORK_RECIPE = "docs/fork-pull-requests.md";
 
@@ -176,6 +180,7 @@ async function publish(
   ctx: EventContext,
   client: GitHubClient | undefined,
   deps: RunDeps,
+  sections: string[] = [],
 ): Promise<{ outputs: ActionOutputs; reasons: string[] }> {
   const { logger } = deps;
   const outputs = emptyOutputs();
@@ -183,6 +188,7 @@ async function publish(
   const base: CommentOptions = {
     key: inputs.commentKey,
     maxChars: COMMENT_MAX_CHARS,
+    sections,
     ...(produced.baselineNote ? { baselineNote: produced.baselineNote } : {}),
     links: run ? { run, runLabel: `run #${ctx.runId}` } : {},
     updatedAt: new Date(),
@@ -299,18 +305,45 @@ export async function run(
     maskSecret(inputs.token);
     // Agents get an allow-listed environment anyway; the token need not stay in this process's either.
     delete env["INPUT_GITHUB-TOKEN"];
-    const ctx = readEventContext(env);
+    const first = readEventContext(env);
     const client = inputs.token
-      ? createClient({ token: inputs.token, baseUrl: ctx.apiUrl, logger })
+      ? createClient({ token: inputs.token, baseUrl: first.apiUrl, logger })
       : undefined;
-    const produced = await produceBundle(inputs, ctx, { client, logger, env });
-    const { outputs, reasons } = await publish(produced, inputs, ctx, client, deps);
+    const bot = await prepareBot(inputs, first, {
+      client,
+      logger,
+      payload: readEventPayload(env),
+      today: new Date(),
+    });
+    const ctx = bot.ctx;
+    if (bot.skipped) return await skipStep(bot, inputs, ctx, client, deps);
+    let produced: Produced;
+    try {
+      produced = await produceBundle(inputs, ctx, { client, logger, env }, bot.run);
+    } catch (error) {
+      await bot.finish("error", runUrl(ctx));
+      throw error;
+    }
+    const rows = produced.made ? (await readBundleAs(produced.dir)).rows : [];
+    const { outputs, reasons } = await publish(
+      produced,
+      inputs,
+      ctx,
+      client,
+      deps,
+      bot.sections(rows, produced.baseline),
+    );
+    if (inputs.mode.kind === "run") outputs.ran = "true";
     setOutputs(outputs);
+    await bot.finish(outputs.verdict === "fail" ? "fail" : "pass", runUrl(ctx));
     if (outputs.verdict === "fail") {
       logger.error(`evalgate: gate failed${reasons.length ? `: ${reasons.join("; ")}` : ""}`);
       return EXIT.fail;
     }
-    logger.info(outputs.verdict === "pending" ? "shard finished" : "evalgate: gate passed");
+    const shard = produced.summary.run.shard;
+    logger.info(
+      shard ? `evalgate: ${shardFinished(shard, produced.summary.counts)}` : "evalgate: gate passed",
+    );
     return EXIT.pass;
   } catch (error) {
     if (error instanceof ConfigError) {

@@ -84,7 +84,7 @@ interface Baseline {
 }
 
 /** The baseline bundle (`baseline` input), or why there is none. */
-async function resolveBaseline(
+export async function resolveBaseline(
   inputs: ActionInputs,
   ctx: EventContext,
   deps: ProduceDeps,
@@ -145,6 +145,22 @@ async function warnPersistedCredentials(root: string, logger: Logger): Promise<v
   );
 }
 
+/** The baseline whose durations balance the shards, or nothing (then they are balanced by count). */
+async function shardTimes(
+  inputs: ActionInputs,
+  ctx: EventContext,
+  deps: ProduceDeps,
+): Promise<Bundle | undefined> {
+  try {
+    const b = await resolveBaseline(inputs, ctx, deps);
+    if (!b.bundle) deps.logger.info("shards balanced by count: no baseline durations");
+    return b.bundle;
+  } catch (error) {
+    deps.logger.warn(`shards balanced by count: ${(error as Error).message}`);
+    return undefined;
+  }
+}
+
 async function runMode(
   options: RunOptions,
   inputs: ActionInputs,
@@ -158,6 +174,8 @@ async function runMode(
   const base = options.shard
     ? { note: "shards are compared when merged" }
     : await resolveBaseline(inputs, ctx, deps);
+  // A shard compares nothing, but the baseline's durations balance the shards (run/shard.ts).
+  const times = options.shard ? await shardTimes(inputs, ctx, deps) : undefined;
   // One collapsible group in the job log for the attempts; the verdict is printed after it.
   deps.logger.group?.(
     `evalgate: running ${options.paths.join(", ")}${options.shard ? ` (shard ${options.shard.index}/${options.shard.total})` : ""}`,
@@ -175,6 +193,7 @@ async function runMode(
         // Under pull_request_target the checkout, not the event, says what is evaluated.
         ...(ctx.sha && ctx.eventName !== "pull_request_target" ? { gitSha: ctx.sha } : {}),
         ...(base.bundle ? { baseline: base.bundle } : {}),
+        ...(times ? { shardTimes: times } : {}),
       },
       {
         runner: new ChildProcessRunner(),
@@ -345,7 +364,7 @@ function publishedFrom(bundle: Bundle, record: Partial<GitHubRecord>): Produced 
 }
 
 /** Every path input is relative to working-directory: a wrong one would otherwise surface as "no eval files". */
-async function checkWorkingDirectory(cwd: string): Promise<void> {
+export async function checkWorkingDirectory(cwd: string): Promise<void> {
   const s = await stat(cwd).catch(() => undefined);
   if (!s)
     throw new UsageError(`input working-directory: ${cwd} does not exist (it is relative to the workspace)`);
@@ -356,10 +375,12 @@ export async function produceBundle(
   inputs: ActionInputs,
   ctx: EventContext,
   deps: ProduceDeps,
+  /** What the bot adds to a run (github/bot.ts): filters of a command, the base's gate, quarantine, skips. */
+  extra: Partial<RunOptions> = {},
 ): Promise<Produced> {
   await checkWorkingDirectory(inputs.cwd);
   const mode = inputs.mode;
-  if (mode.kind === "run") return runMode(mode.options, inputs, ctx, deps);
+  if (mode.kind === "run") return runMode({ ...mode.options, ...extra }, inputs, ctx, deps);
   if (mode.kind === "merge") return mergeMode(mode, inputs, ctx, deps);
   return reportMode(mode.from, inputs, ctx, deps);
 }

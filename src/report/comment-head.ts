@@ -10,6 +10,7 @@ import {
   duration,
   paren,
   plural,
+  shardFinished,
   shortSha,
   targetCells,
   usdDelta,
@@ -43,6 +44,7 @@ function gatedRegressions(view: ReportView): number {
 }
 
 export function headline(view: ReportView): string {
+  if (view.run.shard) return `## ⏳ evalgate — ${shardFinished(view.run.shard, view.counts)}\n\n`;
   if (view.gate.verdict === "pass") {
     const w = view.gate.warnings.length;
     return `## ✅ evalgate — gate passed${w ? ` with ${plural(w, "warning")}` : ""}\n\n`;

@@ -36,6 +36,8 @@ export interface CommentOptions {
   /** Why there is no baseline, shown when the run has no comparison. */
   baselineNote?: string;
   updatedAt?: Date;
+  /** Markdown blocks of the action's own (who asked, quarantine, skipped suites, gate changes), already escaped. */
+  sections?: readonly string[];
 }
 
 export const COMMENT_MAX_CHARS = 65_536;
@@ -131,6 +133,7 @@ const OMITTED_TEXT: [kind: string, phrase: (n: number) => string][] = [
   ["warnings", (n) => plural(n, "warning")],
   ["targets", (n) => plural(n, "target row")],
   ["context", () => "the run line"],
+  ["bot", (n) => plural(n, "note") + " of the evalgate bot"],
 ];
 
 function whereItIs(options: CommentOptions): string {
@@ -189,6 +192,7 @@ export function renderComment(view: ReportView, options: CommentOptions): string
     isolationNote(view),
     { open: contextLine(ctx), rank: RANK.lastResort, omits: "context" },
     noBaseline(ctx),
+    ...(options.sections ?? []).map((open) => ({ open, rank: RANK.lastResort, omits: "bot" })),
     targetTable(ctx),
     ...gatePieces(ctx),
     caseTable(ctx, review),

@@ -148,3 +148,14 @@ export function targetCells(t: TargetNumbers, base: TargetNumbers | undefined): 
     tokens: tokensCell(t.usage, base?.usage ?? null),
   };
 }
+
+/**
+ * What a shard says when it is done: its slice's failures so far, and that the merge decides. A
+ * shard never says the gate passed or failed (issue 19): it exits 0 whatever its slice holds.
+ */
+export function shardFinished(
+  shard: { index: number; total: number },
+  counts: { cases: number; failed: number; errored: number },
+): string {
+  return `shard ${shard.index}/${shard.total} finished: ${counts.failed + counts.errored} of ${counts.cases} cases failing so far; the merge job decides the gate`;
+}

@@ -1,5 +1,6 @@
 /** The plain-text table of cases printed at the end of a run. Pure. */
 import type { WireIndexRow, WireSummary } from "../bundle/wire.js";
+import { shardFinished } from "./format.js";
 
 const VERDICT: Record<WireIndexRow["verdict"], string> = { pass: "✓ pass", fail: "✗ fail", error: "! error" };
 
@@ -47,6 +48,8 @@ export function renderCaseTable(rows: readonly WireIndexRow[]): string {
 
 export function renderRunFooter(summary: WireSummary, bundleDir: string): string {
   const c = summary.counts;
+  const shard = summary.run.shard;
+  if (shard) return `${shardFinished(shard, c)}\nbundle: ${bundleDir}`;
   const head =
     summary.gate.verdict === "pass"
       ? `✓ gate passed: ${c.passed} of ${c.cases} cases passed`

@@ -52,8 +52,13 @@ describe("the example workflows in docs/workflows", () => {
   const dir = path.join(ROOT, "docs", "workflows");
   const files = readdirSync(dir).filter((f) => f.endsWith(".yml"));
 
-  it("has the basic gate, the sharded gate and the fork recipe", () => {
-    expect(files.sort()).toEqual(["evals-fork-comment.yml", "evals-sharded.yml", "evals.yml"]);
+  it("has the basic gate, the sharded gate, the fork recipe and the comment commands", () => {
+    expect(files.sort()).toEqual([
+      "evals-commands.yml",
+      "evals-fork-comment.yml",
+      "evals-sharded.yml",
+      "evals.yml",
+    ]);
   });
 
   it.each(files)("%s passes the validator", (file) => {
@@ -110,5 +115,32 @@ describe("the project's own workflow (.github/workflows/ci.yml)", () => {
     const steps = Object.values(wf.jobs).flatMap((j) => j.steps.filter((s) => s.uses === "./"));
     expect(steps).toHaveLength(1);
     for (const k of Object.keys(steps[0]!.with ?? {})) expect(inputs, k).toContain(k);
+  });
+});
+
+describe("docs/workflows/evals-commands.yml", () => {
+  const wf = parse(readFileSync(path.join(ROOT, "docs", "workflows", "evals-commands.yml"), "utf8")) as {
+    on: Record<string, { types?: string[] }>;
+    permissions: Record<string, string>;
+    concurrency: { group: string; "cancel-in-progress": boolean };
+    jobs: Record<string, { if?: string; steps: { uses?: string; with?: Record<string, unknown> }[] }>;
+  };
+
+  it("runs on new comments only, with what the bot needs and one run per PR at a time", () => {
+    expect(wf.on).toEqual({ issue_comment: { types: ["created"] }, push: { branches: ["main"] } });
+    expect(wf.permissions).toMatchObject({
+      "pull-requests": "write",
+      statuses: "write",
+      actions: "read",
+      contents: "read",
+    });
+    expect(wf.concurrency.group).toContain("github.event.issue.number");
+    expect(wf.concurrency["cancel-in-progress"]).toBe(false);
+    const job = Object.values(wf.jobs)[0]!;
+    expect(job.if).toContain("github.event.issue.pull_request");
+    expect(job.if).toContain("github.event_name == 'push'");
+    const checkout = job.steps.find((s) => s.uses?.startsWith("actions/checkout@"))!;
+    expect(checkout.with).toMatchObject({ "fetch-depth": 0, "persist-credentials": false });
+    expect(String(checkout.with?.ref)).toContain("refs/pull/");
   });
 });

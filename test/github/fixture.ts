@@ -104,6 +104,7 @@ export async function pushOnMain(
   token: string,
   node = NODE20,
   inputs: Record<string, string> = {},
+  entry?: string,
 ): Promise<ActionRun> {
   const run = gh.addRun({
     workflowPath: WORKFLOW,
@@ -126,6 +127,7 @@ export async function pushOnMain(
     sha: repo.main,
     ref: "refs/heads/main",
     inputs,
+    ...(entry ? { entry } : {}),
   });
   Object.assign(run, { status: "completed", conclusion: r.code === 0 ? "success" : "failure" });
   return r;

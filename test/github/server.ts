@@ -6,6 +6,7 @@
  * 65,536-character comment limit (422), read-only tokens (403 "Resource not accessible by
  * integration"), expired artifacts (410), and 5xx or rate limits on demand.
  */
+import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -16,6 +17,25 @@ export interface TokenGrant {
   "pull-requests"?: Level;
   actions?: Level;
   checks?: Level;
+  statuses?: Level;
+}
+
+/** A collaborator's role, as GitHub's collaborator-permission API reports it. */
+export type Role = "admin" | "maintain" | "write" | "triage" | "read" | "none";
+
+export interface Reaction {
+  id: number;
+  commentId: number;
+  content: string;
+}
+
+export interface CommitStatus {
+  id: number;
+  sha: string;
+  state: string;
+  context: string;
+  description: string | null;
+  target_url: string | null;
 }
 
 export interface Fault {
@@ -54,6 +74,8 @@ export interface PullRequest {
   headRef: string;
   headRepo: string;
   baseRef: string;
+  /** The base branch's commit (pulls.get base.sha). */
+  baseSha?: string;
 }
 
 export interface WorkflowRun {
@@ -111,6 +133,16 @@ export class FakeGitHub {
   readonly runs: WorkflowRun[] = [];
   readonly artifacts: Artifact[] = [];
   readonly checkRuns: CheckRun[] = [];
+  /** Users' roles (collaborator-permission API); anyone else has read on this public repository. */
+  readonly roles = new Map<string, Role>();
+  readonly reactions: Reaction[] = [];
+  readonly statuses: CommitStatus[] = [];
+  /** The files each PR changes (pulls.listFiles). */
+  readonly pullFiles = new Map<number, string[]>();
+  /** The labels on each issue or PR. */
+  readonly labels = new Map<number, string[]>();
+  /** A git repository whose commits the contents API serves (GitHub's copy of the repository). */
+  gitDir: string | undefined;
   readonly faults: Fault[] = [];
   private readonly results = new ResultsService(this);
   private nextId = 1000;
@@ -341,6 +373,97 @@ export class FakeGitHub {
       c.updated_at = new Date().toISOString();
       return send(200, this.commentJson(c));
     }
+    m = /^issues\/comments\/(\d+)\/reactions$/.exec(p);
+    if (m && method === "POST") {
+      const id = Number(m[1]);
+      if (!this.comments.some((x) => x.id === id))
+        return send(404, { message: "Not Found", documentation_url: DOCS });
+      if (grant["pull-requests"] !== "write") return forbidden();
+      const content = String(body().content ?? "");
+      if (!["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"].includes(content))
+        return send(422, { message: "Validation Failed", documentation_url: DOCS, status: "422" });
+      const r: Reaction = { id: this.nextId++, commentId: id, content };
+      this.reactions.push(r);
+      return send(201, { id: r.id, content, user: { login: "github-actions[bot]", type: "Bot" } });
+    }
+    m = /^collaborators\/([^/]+)\/permission$/.exec(p);
+    if (m && method === "GET") {
+      const login = decodeURIComponent(m[1]!);
+      const role = this.roles.get(login) ?? "read";
+      const permission =
+        role === "maintain" ? "write" : role === "triage" ? "read" : role === "none" ? "none" : role;
+      return send(200, { permission, role_name: role, user: { login, type: "User" } });
+    }
+    m = /^statuses\/([0-9a-f]{40})$/.exec(p);
+    if (m && method === "POST") {
+      if (grant.statuses !== "write") return forbidden();
+      const b = body() as { state?: string; context?: string; description?: string; target_url?: string };
+      if (!["error", "failure", "pending", "success"].includes(b.state ?? ""))
+        return send(422, { message: "Validation Failed", documentation_url: DOCS, status: "422" });
+      if ((b.description?.length ?? 0) > 140)
+        return send(422, { message: "Validation Failed", documentation_url: DOCS, status: "422" });
+      const st: CommitStatus = {
+        id: this.nextId++,
+        sha: m[1]!,
+        state: b.state!,
+        context: b.context ?? "default",
+        description: b.description ?? null,
+        target_url: b.target_url ?? null,
+      };
+      this.statuses.push(st);
+      return send(201, st);
+    }
+    m = /^contents\/(.+)$/.exec(p);
+    if (m && method === "GET") {
+      const rel = decodeURIComponent(m[1]!);
+      const ref = url.searchParams.get("ref") ?? "HEAD";
+      const found = this.gitDir
+        ? spawnSync("git", ["show", `${ref}:${rel}`], { cwd: this.gitDir, encoding: "buffer" })
+        : undefined;
+      if (!found || found.status !== 0)
+        return send(404, { message: "Not Found", documentation_url: DOCS, status: "404" });
+      return send(200, {
+        type: "file",
+        encoding: "base64",
+        size: found.stdout.length,
+        name: rel.split("/").at(-1),
+        path: rel,
+        content: found.stdout.toString("base64").replace(/(.{60})/g, "$1\n"),
+      });
+    }
+    m = /^pulls\/(\d+)\/files$/.exec(p);
+    if (m && method === "GET") {
+      const n = Number(m[1]);
+      if (!this.pulls.has(n)) return send(404, { message: "Not Found", documentation_url: DOCS });
+      // GitHub lists at most 3000 files of a pull request.
+      const files = (this.pullFiles.get(n) ?? []).slice(0, 3000).map((filename) => ({
+        sha: "0".repeat(40),
+        filename,
+        status: "modified",
+        additions: 1,
+        deletions: 0,
+        changes: 1,
+      }));
+      const { page, headers } = this.paginate(files, url);
+      return send(200, page, headers);
+    }
+    m = /^issues\/(\d+)\/labels\/([^/]+)$/.exec(p);
+    if (m && method === "DELETE") {
+      const n = Number(m[1]);
+      const name = decodeURIComponent(m[2]!);
+      if (grant["pull-requests"] !== "write") return forbidden();
+      const list = this.labels.get(n) ?? [];
+      if (!list.includes(name))
+        return send(404, { message: "Label does not exist", documentation_url: DOCS });
+      this.labels.set(
+        n,
+        list.filter((l) => l !== name),
+      );
+      return send(
+        200,
+        this.labels.get(n)!.map((l) => ({ name: l })),
+      );
+    }
     m = /^pulls\/(\d+)$/.exec(p);
     if (m && method === "GET") {
       const pr = this.pulls.get(Number(m[1]));
@@ -349,7 +472,7 @@ export class FakeGitHub {
         number: pr.number,
         state: "open",
         head: { sha: pr.headSha, ref: pr.headRef, repo: { full_name: pr.headRepo } },
-        base: { ref: pr.baseRef, repo: { full_name: this.fullName() } },
+        base: { ref: pr.baseRef, sha: pr.baseSha ?? null, repo: { full_name: this.fullName() } },
       });
     }
     if (p === "check-runs" && method === "POST") {

@@ -1,0 +1,104 @@
+/**
+ * Which cases a shard runs. With the baseline's durations: longest case first onto the shard with
+ * the least time so far (LPT), so the shards finish together even when one target is a slow LLM agent
+ * and another a quick script. Without them: by count, each target's cases dealt round the shards in
+ * turn, so no shard gets one target's every case. Every shard computes the same assignment from the
+ * same inputs (the cases and the baseline), which is what keeps the shards disjoint.
+ */
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import type { Bundle } from "../bundle/read.js";
+import { rowKey } from "../bundle/read.js";
+import type { CaseSpec } from "../config/types.js";
+import { isWithin } from "../paths.js";
+
+export interface ShardAssignment {
+  /** For each shard (0-based), the keys of its cases. */
+  shards: string[][];
+  /** For each shard, the summed baseline durations of its cases (ms); cases the baseline lacks count as the mean. */
+  loads: number[];
+  by: "duration" | "count";
+}
+
+const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Case key → the case's time in the baseline (ms), for `assignShards`. */
+export type Durations = ReadonlyMap<string, number>;
+
+/**
+ * Assigns `cases` (identity key and target) to `total` shards. `durations` by identity key: when
+ * any case has one, the assignment balances time; else count, with targets interleaved.
+ */
+export function assignShards(
+  cases: readonly { key: string; target: string }[],
+  total: number,
+  durations?: Durations,
+): ShardAssignment {
+  const shards: string[][] = Array.from({ length: total }, () => []);
+  const loads = new Array<number>(total).fill(0);
+  const known = cases.map((c) => durations?.get(c.key)).filter((d): d is number => d !== undefined);
+  if (known.length === 0) {
+    // By target, then identity: dealing in turn spreads each target's cases over every shard.
+    const order = [...cases].sort((a, b) => cmp(a.target, b.target) || cmp(a.key, b.key));
+    order.forEach((c, i) => {
+      shards[i % total]!.push(c.key);
+      loads[i % total]! += 1;
+    });
+    return { shards, loads, by: "count" };
+  }
+  const mean = known.reduce((a, d) => a + d, 0) / known.length;
+  const weighted = cases
+    .map((c) => ({ key: c.key, ms: durations?.get(c.key) ?? mean }))
+    .sort((a, b) => b.ms - a.ms || cmp(a.key, b.key));
+  for (const c of weighted) {
+    let least = 0;
+    for (let i = 1; i < total; i++) if (loads[i]! < loads[least]!) least = i;
+    shards[least]!.push(c.key);
+    loads[least]! += c.ms;
+  }
+  return { shards, loads, by: "duration" };
+}
+
+/**
+ * The baseline's time per case: the sum of its attempts' durations, read from each case's
+ * summary.json. A case whose summary cannot be read (or lies outside the bundle) has no duration.
+ */
+export async function baselineDurations(bundle: Bundle): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  const root = path.resolve(bundle.dir);
+  await Promise.all(
+    bundle.rows.map(async (row) => {
+      const file = path.resolve(root, row.summary_path);
+      if (!isWithin(root, file)) return;
+      try {
+        const summary = JSON.parse(await readFile(file, "utf8")) as { runs?: { duration_ms?: unknown }[] };
+        const ms = (summary.runs ?? [])
+          .map((r) => r.duration_ms)
+          .filter((d): d is number => typeof d === "number" && Number.isFinite(d) && d >= 0);
+        if (ms.length)
+          out.set(
+            rowKey(row),
+            ms.reduce((a, d) => a + d, 0),
+          );
+      } catch {
+        // No duration for this case: it counts as the mean.
+      }
+    }),
+  );
+  return out;
+}
+
+/** The cases of shard `index` (1-based) of `total`. */
+export function casesOfShard<C extends Pick<CaseSpec, "key" | "target">>(
+  cases: readonly C[],
+  shard: { index: number; total: number },
+  durations?: Durations,
+): C[] {
+  const a = assignShards(
+    cases.map((c) => ({ key: c.key, target: c.target.name })),
+    shard.total,
+    durations,
+  );
+  const mine = new Set(a.shards[shard.index - 1]);
+  return cases.filter((c) => mine.has(c.key));
+}
