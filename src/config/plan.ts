@@ -54,6 +54,7 @@ import {
   identityKey,
   type Limits,
   type Plan,
+  type RepeatSetting,
   type SandboxSpec,
   type ScorerSpec,
   type ScoringGuards,
@@ -75,7 +76,7 @@ export interface PlanOptions {
   tests?: readonly string[];
   /** --tag: run only tests carrying one of these tags. */
   tags?: readonly string[];
-  repeat?: number;
+  repeat?: RepeatSetting;
   concurrency?: number;
   /** Check that agent commands exist (default true; `validate --solvable` runs no agent). */
   checkAgentPrograms?: boolean;
@@ -98,7 +99,7 @@ interface LoadedEval {
 
 /** Runtime policy: bound by the root eval file, falling back to a suite's own values. */
 interface Policy {
-  repeat?: number;
+  repeat?: RepeatSetting;
   gate?: GateInput;
   timeouts?: EvalFileInput["timeouts"];
   limits?: EvalFileInput["limits"];
@@ -745,7 +746,8 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
       name: loaded.name,
       tags: loaded.file.tags ?? {},
       minCasePassRate: loaded.file.gate?.min_case_pass_rate ?? 1,
-      regressions: loaded.file.gate?.regressions ?? "fail",
+      ...regressionRule(loaded.file.gate?.regressions),
+      onInconclusive: loaded.file.gate?.on_inconclusive ?? "warn",
       budget: budgetOf(loaded.file.gate?.budget),
     };
     if (loaded.file.description) root.description = loaded.file.description;
@@ -924,7 +926,7 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
           scorers,
         },
         target,
-        repeat: opts.repeat ?? test.repeat ?? owner.policy.repeat ?? 1,
+        ...repeatOf(opts.repeat ?? test.repeat ?? owner.policy.repeat ?? 1),
         limits: limitsOf(owner.policy.limits),
         gate,
         timeouts: {
@@ -1003,4 +1005,22 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
   const concurrency =
     opts.concurrency ?? (concurrencies.length > 0 ? Math.min(...concurrencies) : os.availableParallelism());
   return { projectRoot: planner.projectRoot, roots, cases: selected, concurrency, notes };
+}
+
+/** The plain `regressions: fail` or `{on, evidence, alpha}`; a new file's default needs evidence. */
+function regressionRule(
+  r: GateInput["regressions"],
+): Pick<EvalRoot, "regressions" | "regressionEvidence" | "regressionAlpha"> {
+  const rule = typeof r === "object" ? r : { on: r };
+  return {
+    regressions: rule.on ?? "fail",
+    regressionEvidence: (typeof r === "object" ? r.evidence : undefined) ?? "significant",
+    regressionAlpha: (typeof r === "object" ? r.alpha : undefined) ?? 0.05,
+  };
+}
+
+/** A case's attempts: fixed (`repeat`), or adaptive from `min` up to `max`. */
+function repeatOf(r: RepeatSetting): Pick<CaseSpec, "repeat" | "repeatMax"> {
+  if (typeof r === "number") return { repeat: r };
+  return r.max > r.min ? { repeat: r.min, repeatMax: r.max } : { repeat: r.min };
 }

@@ -4,6 +4,7 @@
  */
 import type { CaseGate, OnError } from "../config/types.js";
 import type { AttemptResult, FailureKind } from "../run/types.js";
+import { attemptsToSettle, type Evidence, policyState } from "./adaptive.js";
 import { mean, passAtK, passHatK, wilsonInterval } from "./stats.js";
 
 export type { OnError };
@@ -50,6 +51,13 @@ export interface CaseDecision {
   stats: CaseStats;
   /** One sentence: why this verdict. */
   reason: string;
+  /**
+   * Whether the attempts settled the verdict (docs/gate.md, adaptive attempts); an inconclusive
+   * verdict follows the point estimate. Absent in bundles written before it existed.
+   */
+  evidence?: Evidence;
+  /** For an inconclusive rate: how many more attempts would likely settle it, if known. */
+  settleAttempts?: number | null;
 }
 
 const VERIFIER: readonly FailureKind[] = ["scorer_error", "scorer_timeout"];
@@ -146,6 +154,8 @@ export function decideCase(tries: readonly AttemptResult[], planned: number, gat
     counts,
     stats,
     reason,
+    evidence: "decided",
+    settleAttempts: null,
   });
 
   if (cancelled > 0) {
@@ -179,11 +189,18 @@ export function decideCase(tries: readonly AttemptResult[], planned: number, gat
       ok = (stats.meanPassRate ?? 0) + eps >= (gate.threshold ?? 1);
       break;
   }
+  const tallied = { counted: n, passed, passRateSum: passRates.reduce((a, b) => a + b, 0) };
+  const evidence: Evidence = policyState(gate, tallied) === "open" ? "inconclusive" : "decided";
+  const settle = evidence === "inconclusive" ? attemptsToSettle(gate, tallied) : null;
   const detail =
     gate.policy === "mean_pass_rate_at_least"
       ? `${tally}, mean pass rate ${percent(stats.meanPassRate ?? 0)}`
       : tally;
-  return decide(ok ? "pass" : "fail", `${detail}${excludedNote}${ok ? "" : `, ${needs}`}`);
+  return {
+    ...decide(ok ? "pass" : "fail", `${detail}${excludedNote}${ok ? "" : `, ${needs}`}`),
+    evidence,
+    settleAttempts: settle,
+  };
 }
 
 /** The last try of each attempt number. */
