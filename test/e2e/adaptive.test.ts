@@ -1,0 +1,137 @@
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { readJson, readJsonl, runCli, sh, tempDir, writeFiles } from "../helpers.js";
+
+interface Row {
+  target: string;
+  verdict: string;
+  evidence?: string;
+  settle_attempts?: number | null;
+  attempts: { planned: number; counted: number; passed: number };
+  runs: { attempt: number }[];
+  change: { change: string; p_value: number | null } | null;
+  summary_path: string;
+}
+interface Summary {
+  gate: { verdict: string; reasons: string[]; warnings: string[] };
+}
+
+/**
+ * A scripted agent: mode pass always fixes the file, fail never does, alternate fixes it on odd
+ * attempts only (a deterministic 50 % agent). The mode is the target's MODE, else the file `mode`
+ * next to the eval file (so that a base and a head run of one target can differ).
+ */
+function suite(gate: string, targets: string): string {
+  const dir = tempDir();
+  writeFiles(dir, {
+    "app/answer.txt": "wrong\n",
+    "agent.sh": `#!/bin/sh
+MODE=\${MODE:-$(cat "${dir}/mode")}
+case "$MODE" in
+  pass) echo right > answer.txt ;;
+  alternate) [ $((EVALGATE_ATTEMPT % 2)) -eq 1 ] && echo right > answer.txt ;;
+esac
+exit 0
+`,
+    "a.eval.yaml": `name: adaptive
+targets: ${targets}
+repeat: { min: 3, max: 10 }
+concurrency: 2
+gate: ${gate}
+workspace: { seed: { path: app } }
+tests:
+  - { id: answer, instruction: "write right", scorers: [{ type: file, path: answer.txt, contains: right }] }
+`,
+  });
+  sh("chmod +x agent.sh", dir);
+  return dir;
+}
+
+const target = (name: string, mode: string) =>
+  `{ name: ${name}, provider: command, command: ["./agent.sh"], env: { MODE: ${mode} } }`;
+
+describe("adaptive attempts in a real run", () => {
+  it("gives a flaky agent more attempts than a stable one, neither past max", () => {
+    const dir = suite(
+      "{ policy: attempt_success_rate_at_least, threshold: 0.5 }",
+      `[${target("flaky", "alternate")}, ${target("stable", "pass")}]`,
+    );
+    const r = runCli(["run", "--out", "b"], dir);
+    const rows = readJsonl<Row>(path.join(dir, "b/index.jsonl"));
+    const flaky = rows.find((x) => x.target === "flaky")!;
+    const stable = rows.find((x) => x.target === "stable")!;
+    expect(stable.attempts).toMatchObject({ planned: 3, counted: 3, passed: 3 });
+    expect(stable.evidence).toBe("decided");
+    expect(flaky.attempts.counted).toBeGreaterThan(stable.attempts.counted);
+    expect(flaky.attempts.counted).toBe(10);
+    expect(Math.max(...flaky.runs.map((x) => x.attempt))).toBe(10);
+    // 5 of 10 sits on the threshold: the point estimate passes it, reported as inconclusive.
+    expect(flaky).toMatchObject({ verdict: "pass", evidence: "inconclusive" });
+    const caseSummary = readJson<{ evidence: string; repeat: unknown }>(
+      path.join(dir, "b", flaky.summary_path),
+    );
+    expect(caseSummary).toMatchObject({ evidence: "inconclusive", repeat: { min: 3, max: 10 } });
+    const summary = readJson<Summary>(path.join(dir, "b/summary.json"));
+    expect(r.code).toBe(0);
+    expect(summary.gate.warnings.join("\n")).toContain(
+      "adaptive/answer on flaky: inconclusive: 5 of 10 attempts passed, the verdict follows the point estimate (pass)",
+    );
+  });
+
+  it("on_inconclusive: fail fails the gate on that case; --repeat N keeps a fixed count", () => {
+    const dir = suite(
+      "{ policy: attempt_success_rate_at_least, threshold: 0.5, on_inconclusive: fail }",
+      `[${target("flaky", "alternate")}]`,
+    );
+    const r = runCli(["run", "--out", "b"], dir);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain("(inconclusive; gate.on_inconclusive: fail)");
+    runCli(["run", "--out", "fixed", "--repeat", "4"], dir);
+    expect(readJsonl<Row>(path.join(dir, "fixed/index.jsonl"))[0]!.attempts.counted).toBe(4);
+    runCli(["run", "--out", "range", "--repeat", "2..4"], dir);
+    expect(readJsonl<Row>(path.join(dir, "range/index.jsonl"))[0]!.attempts.counted).toBe(4);
+    const bad = runCli(["run", "--repeat", "5..3"], dir);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--repeat MIN..MAX needs 1 <= MIN <= MAX");
+  });
+});
+
+describe("regressions that need evidence, in a real run", () => {
+  // min_case_pass_rate: 0, so that only the regression rule can block the merge.
+  const gate = "{ policy: all_attempts_successful, min_case_pass_rate: 0 }";
+
+  it("base 3/3 vs an agent that now always fails: a significant regression that fails the gate", () => {
+    const dir = suite(gate, `[{ name: bot, provider: command, command: ["./agent.sh"] }]`);
+    writeFiles(dir, { mode: "pass" });
+    expect(runCli(["run", "--out", "base"], dir).code).toBe(0);
+    writeFiles(dir, { mode: "fail" });
+    const head = runCli(["run", "--out", "head", "--baseline", "base"], dir);
+    expect(head.code).toBe(1);
+    const row = readJsonl<Row>(path.join(dir, "head/index.jsonl"))[0]!;
+    expect(row.attempts.counted).toBe(3);
+    expect(row.change).toMatchObject({ change: "regressed" });
+    expect(row.change!.p_value).toBeCloseTo(1 / 64, 6);
+    expect(head.stdout).toContain(
+      "adaptive/answer on bot: regressed: 0 of 3 attempts passed (base 3 of 3), p = 0.016",
+    );
+  });
+
+  it("base 3/3 vs an agent at 50 %: no blocked merge, a possible regression reported", () => {
+    const dir = suite(gate, `[{ name: bot, provider: command, command: ["./agent.sh"] }]`);
+    writeFiles(dir, { mode: "pass" });
+    runCli(["run", "--out", "base"], dir);
+    writeFiles(dir, { mode: "alternate" });
+    const head = runCli(["run", "--out", "head", "--baseline", "base"], dir);
+    expect(head.code).toBe(0);
+    const row = readJsonl<Row>(path.join(dir, "head/index.jsonl"))[0]!;
+    expect(row.verdict).toBe("fail");
+    // The drop stayed open for a while: more attempts than min, never past max.
+    expect(row.attempts.counted).toBeGreaterThan(3);
+    expect(row.attempts.counted).toBeLessThanOrEqual(10);
+    const summary = readJson<Summary>(path.join(dir, "head/summary.json"));
+    expect(summary.gate.verdict).toBe("pass");
+    expect(summary.gate.warnings.join("\n")).toMatch(
+      /adaptive\/answer on bot: possible regression: \d+ of \d+ attempts passed \(base 3 of 3\), p = 0\.\d+; not significant after Holm's correction over 1 case \(α = 0\.05\)/,
+    );
+  });
+});
