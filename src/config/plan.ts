@@ -8,6 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import picomatch from "picomatch";
 import { glob } from "tinyglobby";
+import { undetectableAdvice } from "../gate/adaptive.js";
 import { isWithin } from "../paths.js";
 import { deniedVariable, EVALGATE_VARIABLES } from "../sandbox/env.js";
 import { scorerFor } from "../scorers/index.js";
@@ -1004,6 +1005,7 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
   const concurrencies = roots.map((r) => r.concurrency).filter((c): c is number => c !== undefined);
   const concurrency =
     opts.concurrency ?? (concurrencies.length > 0 ? Math.min(...concurrencies) : os.availableParallelism());
+  notes.push(...undetectableNotes(roots, selected));
   return { projectRoot: planner.projectRoot, roots, cases: selected, concurrency, notes };
 }
 
@@ -1023,4 +1025,24 @@ function regressionRule(
 function repeatOf(r: RepeatSetting): Pick<CaseSpec, "repeat" | "repeatMax"> {
   if (typeof r === "number") return { repeat: r };
   return r.max > r.min ? { repeat: r.min, repeatMax: r.max } : { repeat: r.min };
+}
+
+/** Eval files whose attempts cannot make any regression significant (gate.regressions.evidence). */
+function undetectableNotes(roots: readonly EvalRoot[], cases: readonly CaseSpec[]): string[] {
+  const notes: string[] = [];
+  for (const root of roots) {
+    if (root.regressions === "ignore" || root.regressionEvidence !== "significant") continue;
+    const mine = cases.filter((c) => c.rootEvalPath === root.evalPath);
+    if (mine.length === 0) continue;
+    const best = mine.reduce((a, c) => ((c.repeatMax ?? c.repeat) > (a.repeatMax ?? a.repeat) ? c : a));
+    // A single attempt is the quickstart's default: no one expects statistics from it.
+    if ((best.repeatMax ?? best.repeat) < 2) continue;
+    const advice = undetectableAdvice(
+      { min: best.repeat, max: best.repeatMax ?? best.repeat },
+      mine.length,
+      root.regressionAlpha ?? 0.05,
+    );
+    if (advice) notes.push(`${root.evalPath}: gate.regressions: ${advice}`);
+  }
+  return notes;
 }

@@ -115,3 +115,27 @@ export function attemptsWanted(q: AttemptsQuestion): number {
   }
   return open ? Math.min(ADAPTIVE_BATCH, room) : 0;
 }
+
+/**
+ * A warning when a root's configured attempts cannot detect any drop: even every base attempt
+ * passing and every head attempt failing (each side at most `max`, the base deciding at `min`)
+ * would not be significant at α over the `cases` compared (Holm's first step, α / cases). Null when
+ * a drop can be detected.
+ */
+export function undetectableAdvice(range: RepeatRange, cases: number, alpha: number): string | null {
+  const level = alpha / Math.max(1, cases);
+  if (barnardOneSidedLower(range.max, range.max, 0, range.max) <= level) return null;
+  const base = Math.max(3, range.min);
+  let max = 0;
+  for (let n = base; n <= 50; n++) {
+    if (barnardOneSidedLower(base, base, 0, n) <= level) {
+      max = n;
+      break;
+    }
+  }
+  const n = `${range.max} attempt${range.max === 1 ? "" : "s"}`;
+  const side = range.min === range.max ? `${n} on each side` : `at most ${n} a side`;
+  const of = cases === 1 ? "" : ` over ${cases} cases (Holm: ${+level.toPrecision(2)} for the first)`;
+  const advice = max ? `; use repeat: {min: ${base}, max: ${max}}` : "; use more attempts";
+  return `with ${side} no drop can be significant at α = ${alpha}${of}${advice}`;
+}

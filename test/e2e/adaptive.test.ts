@@ -135,3 +135,29 @@ describe("regressions that need evidence, in a real run", () => {
     );
   });
 });
+
+describe("eval files that set repeat", () => {
+  it("refuses a range whose max is below its min, naming file and key", () => {
+    const dir = suite("{ policy: all_attempts_successful }", `[${target("bot", "pass")}]`);
+    sh("sed -i 's/^repeat: .*/repeat: { min: 5, max: 3 }/' a.eval.yaml", dir);
+    const r = runCli(["validate"], dir);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/a\.eval\.yaml:\d+: repeat: max must be at least min/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it("validate warns when the attempts can never make a regression significant", () => {
+    const dir = suite("{ policy: all_attempts_successful }", `[${target("bot", "pass")}]`);
+    sh("sed -i 's/^repeat: .*/repeat: 2/' a.eval.yaml", dir);
+    const r = runCli(["validate"], dir);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(
+      "note: a.eval.yaml: gate.regressions: with 2 attempts on each side no drop can be significant at α = 0.05; use repeat: {min: 3, max: 3}",
+    );
+    // The plain form stays valid; ignore, or 3 attempts a side, say nothing.
+    sh("sed -i 's/^repeat: .*/repeat: 3/' a.eval.yaml", dir);
+    expect(runCli(["validate"], dir).stdout).not.toContain("note:");
+    sh("sed -i 's/^repeat: .*/repeat: 2/; s/^gate: .*/gate: { regressions: ignore }/' a.eval.yaml", dir);
+    expect(runCli(["validate"], dir).stdout).not.toContain("note:");
+  });
+});

@@ -5,6 +5,7 @@ import {
   attemptsWanted,
   dropState,
   policyState,
+  undetectableAdvice,
 } from "../../src/gate/adaptive.js";
 
 const rate = (threshold: number) => ({ policy: "attempt_success_rate_at_least" as const, threshold });
@@ -116,5 +117,33 @@ describe("adaptive attempts: what the scheduler is told", () => {
         base: { ...base, verdict: "fail" },
       }),
     ).toBe(0);
+  });
+});
+
+describe("configurations that cannot detect a drop", () => {
+  it.each([
+    // min, max, cases → advice (null: a drop can be significant)
+    [3, 3, 1, null],
+    [
+      2,
+      2,
+      1,
+      "with 2 attempts on each side no drop can be significant at α = 0.05; use repeat: {min: 3, max: 3}",
+    ],
+    [
+      1,
+      1,
+      1,
+      "with 1 attempt on each side no drop can be significant at α = 0.05; use repeat: {min: 3, max: 3}",
+    ],
+    [
+      3,
+      3,
+      12,
+      "with 3 attempts on each side no drop can be significant at α = 0.05 over 12 cases (Holm: 0.0042 for the first); use repeat: {min: 3, max: 6}",
+    ],
+    [3, 10, 12, null],
+  ])("repeat %i..%i over %i cases", (min, max, cases, advice) => {
+    expect(undetectableAdvice({ min, max }, cases, 0.05)).toBe(advice);
   });
 });
