@@ -180,6 +180,7 @@ function caseOf(row: Json, summary: Json | null): CaseView {
     classification: text(row.classification),
     flaky: bool(row.flaky),
     reason: text(row.reason),
+    evidence: oneOf(row.evidence, ["decided", "inconclusive"] as const, "decided"),
     attempts: {
       planned: numOr0(a.planned),
       counted: numOr0(a.counted),

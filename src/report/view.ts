@@ -172,6 +172,8 @@ export interface CaseView {
   classification: string;
   flaky: boolean;
   reason: string;
+  /** Whether the attempts settled the verdict (older bundles: decided). */
+  evidence?: "decided" | "inconclusive";
   attempts: AttemptCounts;
   successRate: number | null;
   wilson95: [number, number] | null;
