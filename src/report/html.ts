@@ -108,7 +108,10 @@ function scorerRows(scorers: ScorerView[]): string {
     const tests = s.failingTests.length
       ? `<ul>${s.failingTests.map((t) => `<li><code>${esc(t.name)}</code>${t.outcome !== "failed" ? ` (${esc(t.outcome)})` : ""}${t.message ? `: ${esc(t.message)}` : ""}</li>`).join("")}${s.failingTestsTotal > s.failingTests.length ? `<li>and ${count(s.failingTestsTotal - s.failingTests.length)} more</li>` : ""}</ul>`
       : "";
-    return `<tr><td><code>${esc(s.name)}</code>${s.log ? ` ${fileLink(s.log, "log")}` : ""}</td><td>${esc(s.type)}</td><td class="n">${s.weight.toFixed(2)}${s.required ? " required" : ""}</td><td>${state}</td><td class="n">${s.score === null ? "—" : s.score.toFixed(2)}</td><td>${esc(s.reason)}${tests}</td><td class="n">${duration(s.durationMs)}</td></tr>`;
+    const logTail = s.logTail?.text.trim()
+      ? `<details><summary>log, the last lines</summary><pre>${esc(tailLines(s.logTail.text, 40, 4000).text)}</pre></details>`
+      : "";
+    return `<tr><td><code>${esc(s.name)}</code>${s.log ? ` ${fileLink(s.log, "log")}` : ""}</td><td>${esc(s.type)}</td><td class="n">${s.weight.toFixed(2)}${s.required ? " required" : ""}</td><td>${state}</td><td class="n">${s.score === null ? "—" : s.score.toFixed(2)}</td><td>${esc(s.reason)}${tests}${logTail}</td><td class="n">${duration(s.durationMs)}</td></tr>`;
   });
   return `<table><tr><th>scorer</th><th>type</th><th>weight</th><th>state</th><th>score</th><th>reason</th><th>time</th></tr>${rows.join("")}</table>`;
 }

@@ -108,6 +108,8 @@ export interface ScorerView {
   failingTestsTotal: number;
   /** Bundle-relative path of the scorer's log. */
   log: string | null;
+  /** The end of a failed or errored scorer's log (loaded for cases that are not a stable pass). */
+  logTail?: Excerpt | null;
 }
 
 /** A bounded piece of a text file: the head of a diff or the tail of a log. */

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { readJson, readJsonl, runCli, sh, tempDir, writeFiles } from "../helpers.js";
@@ -159,5 +160,37 @@ describe("eval files that set repeat", () => {
     expect(runCli(["validate"], dir).stdout).not.toContain("note:");
     sh("sed -i 's/^repeat: .*/repeat: 2/; s/^gate: .*/gate: { regressions: ignore }/' a.eval.yaml", dir);
     expect(runCli(["validate"], dir).stdout).not.toContain("note:");
+  });
+});
+
+describe("the evidence of a failing scorer in the reports", () => {
+  it("the reason keeps expected/actual; the comment and report.html show the end of the scorer's log", () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      "app/total.js": "module.exports = () => Number.NaN;\n",
+      "app/total.test.js":
+        'const test = require("node:test");\nconst assert = require("node:assert");\ntest("empty total", () => assert.strictEqual(require("./total.js")(), 0));\n',
+      "agent.sh": "#!/bin/sh\nexit 0\n",
+      "r.eval.yaml": `name: evidence
+targets: [{ name: bot, provider: command, command: ["./agent.sh"] }]
+workspace: { seed: { path: app } }
+tests:
+  - id: total
+    instruction: "fix total"
+    scorers: [{ name: unit, type: command, run: "node --test --test-reporter=spec total.test.js; echo scorer-log-end-marker; exit 1" }]
+`,
+    });
+    sh("chmod +x agent.sh", dir);
+    const r = runCli(["run", "--out", "b"], dir);
+    expect(r.code).toBe(1);
+    const comment = readFileSync(path.join(dir, "b/comment.md"), "utf8");
+    expect(comment).toContain("Expected values to be strictly equal: NaN !== 0 (expected 0, actual NaN)");
+    expect(comment).toMatch(
+      /Log of scorer `unit` in attempt 1[^:]*:\n\n```text\n[\s\S]*scorer-log-end-marker\n```/,
+    );
+    const html = readFileSync(path.join(dir, "b/report.html"), "utf8");
+    expect(html).toContain("<summary>log, the last lines</summary>");
+    expect(html).toContain("scorer-log-end-marker");
+    expect(html).toContain('<svg class="timeline"');
   });
 });
