@@ -937,6 +937,7 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
         },
       };
       if (test.description) spec.test.description = test.description;
+      if (test.verify_repeats) spec.test.verifyRepeats = test.verify_repeats;
       if (reference) spec.test.reference = reference;
       cases.push(spec);
     }

@@ -482,6 +482,15 @@ export const testSchema = z
     tags: z.array(z.string()).optional(),
     targets: z.array(z.string()).optional().describe("Run only these targets (by name)"),
     repeat: repeatSchema.optional(),
+    verify_repeats: z
+      .number()
+      .int()
+      .min(1)
+      .max(20)
+      .optional()
+      .describe(
+        "Run the scorers this many more times on each attempt's final workspace; if they disagree with themselves the attempt is a verifier_flake, excluded from the agent's rate",
+      ),
     timeout: duration.optional().describe("Agent timeout for this test"),
     workspace: workspaceSchema.optional(),
     scorers: z.array(scorerSchema).optional(),

@@ -146,6 +146,8 @@ export interface TestSpec {
   /** Absolute path of the reference patch, when the test has one. */
   reference?: string;
   threshold: number;
+  /** verify_repeats: the scorers run this many more times on the final workspace; disagreement is a verifier flake. */
+  verifyRepeats?: number;
   tags: string[];
   workspace: WorkspaceSpec;
   scorers: ScorerSpec[];

@@ -60,7 +60,7 @@ export interface CaseDecision {
   settleAttempts?: number | null;
 }
 
-const VERIFIER: readonly FailureKind[] = ["scorer_error", "scorer_timeout"];
+const VERIFIER: readonly FailureKind[] = ["scorer_error", "scorer_timeout", "verifier_flake"];
 const INFRASTRUCTURE: readonly FailureKind[] = ["workspace_error", "setup_error", "agent_exit"];
 
 function errorGroup(a: AttemptResult): "verifier" | "infrastructure" | "timeout" | undefined {
@@ -73,8 +73,10 @@ function errorGroup(a: AttemptResult): "verifier" | "infrastructure" | "timeout"
 
 export const isCancelled = (a: AttemptResult) =>
   a.failureKind === "cancelled" || a.failureKind === "budget_exceeded";
+/** The scorers disagreed with themselves (verify_repeats): kept in the bundle, not the agent's. */
+export const isVerifierFlake = (a: AttemptResult) => a.failureKind === "verifier_flake";
 export const isErrored = (a: AttemptResult) =>
-  (a.status === "error" || a.status === "timeout") && !isCancelled(a);
+  (a.status === "error" || a.status === "timeout") && !isCancelled(a) && !isVerifierFlake(a);
 
 /** Classification over the final tries that ran (cancelled attempts say nothing about the case). */
 export function classify(finals: readonly AttemptResult[]): {
@@ -170,8 +172,16 @@ export function decideCase(tries: readonly AttemptResult[], planned: number, gat
       `${errored.length} of ${finals.length} attempts errored (${kinds})${retriedNote}; errors are not counted as failures`,
     );
   }
+  const flakes = finals.filter(isVerifierFlake).length;
+  if (n === 0 && flakes > 0)
+    return decide(
+      "error",
+      `no attempt could be counted: ${flakes} of ${finals.length} were verifier flakes, the rest errored`,
+    );
   if (n === 0) return decide("error", `no attempt could be counted: all ${finals.length} errored`);
-  const excludedNote = errored.length > 0 ? ` (${errored.length} errored excluded)` : "";
+  const excludedNote =
+    (errored.length > 0 ? ` (${errored.length} errored excluded)` : "") +
+    (flakes > 0 ? ` (${flakes} verifier flake${flakes === 1 ? "" : "s"} excluded)` : "");
   const needs = POLICY_NEEDS[gate.policy](gate.threshold);
   const eps = 1e-9;
   let ok: boolean;

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { readJson, readJsonl, runCli, sh, tempDir, writeFiles } from "../helpers.js";
@@ -192,5 +192,39 @@ tests:
     expect(html).toContain("<summary>log, the last lines</summary>");
     expect(html).toContain("scorer-log-end-marker");
     expect(html).toContain('<svg class="timeline"');
+  });
+});
+
+describe("verify_repeats", () => {
+  it("an attempt whose scorers disagree with themselves is a verifier_flake, kept but not counted", () => {
+    const dir = tempDir();
+    // The check passes on its 1st and 3rd run, fails on the 2nd: a flaky verifier, not the agent.
+    writeFiles(dir, {
+      "app/x.txt": "x\n",
+      "agent.sh": "#!/bin/sh\necho changed >> x.txt\nexit 0\n",
+      "check.sh": `#!/bin/sh\nn=$(cat "${dir}/count" 2>/dev/null || echo 0); n=$((n + 1)); echo $n > "${dir}/count"\n[ $((n % 2)) -eq 1 ]\n`,
+      "v.eval.yaml": `name: verify
+targets: [{ name: bot, provider: command, command: ["./agent.sh"] }]
+workspace: { seed: { path: app } }
+tests:
+  - id: t
+    instruction: "change x"
+    verify_repeats: 2
+    scorers: [{ name: check, type: command, run: ["${dir}/check.sh"] }]
+`,
+    });
+    sh("chmod +x agent.sh check.sh", dir);
+    const r = runCli(["run", "--out", "b"], dir);
+    const row = readJsonl<
+      Row & { classification: string; reason: string; runs: { failure_kind: string | null; dir: string }[] }
+    >(path.join(dir, "b/index.jsonl"))[0]!;
+    expect(row.runs[0]!.failure_kind).toBe("verifier_flake");
+    expect(row.classification).toBe("verifier_flake");
+    expect(row.attempts.counted).toBe(0);
+    expect(row.verdict).toBe("error");
+    expect(row.reason).toContain("no attempt could be counted");
+    // The reruns' logs are kept beside the first.
+    expect(existsSync(path.join(dir, "b", row.runs[0]!.dir, "verify-2/scorers/check.log"))).toBe(true);
+    expect(r.code).toBe(1);
   });
 });
