@@ -9,9 +9,10 @@ import { compareBundles } from "./bundle/compare.js";
 import { mergeBundles } from "./bundle/merge.js";
 import { type Bundle, bundleErrorAsUsage, readBundleAs, unsealedNote } from "./bundle/read.js";
 import { loadReportView } from "./bundle/report-view.js";
-import { parsePositiveInt, parseShard, splitList } from "./config/args.js";
+import { parsePositiveInt, parseRepeat, parseShard, splitList } from "./config/args.js";
 import { ConfigError, EXIT, UsageError } from "./config/errors.js";
 import { loadPlan } from "./config/plan.js";
+import type { RepeatSetting } from "./config/types.js";
 import { runImport } from "./import/index.js";
 import { StreamLogger } from "./log.js";
 import { isDiskFull, newRunId, type RunOptions, runEvals } from "./pipeline.js";
@@ -89,8 +90,8 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
     .option("--tag <tag>", "run only tests with this tag (repeatable)", collect)
     .option(
       "--repeat <n>",
-      "attempts per (test, target), overriding the eval files",
-      flag(parsePositiveInt, "--repeat"),
+      "attempts per (test, target), overriding the eval files: N, or MIN..MAX for adaptive attempts",
+      flag(parseRepeat, "--repeat"),
     )
     .option(
       "--concurrency <n>",
@@ -124,7 +125,7 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
         targets: o.target as string[] | undefined,
         tests: o.test as string[] | undefined,
         tags: o.tag as string[] | undefined,
-        repeat: o.repeat as number | undefined,
+        repeat: o.repeat as RepeatSetting | undefined,
         concurrency: o.concurrency as number | undefined,
         out: o.out as string | undefined,
         workDir: o.workDir as string | undefined,

@@ -15,7 +15,8 @@ import type { WireIndexRow, WireSummary } from "./bundle/wire.js";
 import { BundleWriter, checkNewBundleFolder, type FinishedCase } from "./bundle/write.js";
 import { UsageError } from "./config/errors.js";
 import { loadPlan, type PlanOptions } from "./config/plan.js";
-import { identityKey, type Plan } from "./config/types.js";
+import { type CaseSpec, identityKey, type Plan } from "./config/types.js";
+import { attemptsWanted } from "./gate/adaptive.js";
 import { decideCase } from "./gate/case.js";
 import { compareCase } from "./gate/compare.js";
 import type { Logger } from "./log.js";
@@ -24,6 +25,7 @@ import type { ReportView } from "./report/view.js";
 import type { Interruption } from "./run/interrupt.js";
 import { type ExecuteResult, executePlan } from "./run/schedule.js";
 import { baselineDurations, casesOfShard, type Durations } from "./run/shard.js";
+import type { AttemptResult } from "./run/types.js";
 import {
   isolationGap,
   planIsolation,
@@ -273,6 +275,8 @@ async function writeRun(
   const interruption = deps.interruption;
 
   deps.progress.start(plan.cases.reduce((a, c) => a + c.repeat, 0));
+  const baseRows = new Map((baseline?.rows ?? []).map((r) => [rowKey(r), r]));
+  const moreAttempts = adaptiveAttempts(plan, baseRows);
   let executed: ExecuteResult;
   try {
     executed = await executePlan({
@@ -285,7 +289,9 @@ async function writeRun(
       bundleDir,
       ...(isolation.bwrap ? { bwrap: isolation.bwrap, bwrapTargets: isolation.bwrapTargets } : {}),
       ...(interruption ? { interruption } : {}),
+      moreAttempts,
       hooks: {
+        attemptsPlanned: (_spec, count) => deps.progress.addPlanned(count),
         evidenceDir: (spec, dirName) => bundle.evidenceDir(spec, dirName),
         attemptStarted: () => deps.progress.attemptStarted(),
         retryPlanned: () => deps.progress.addPlanned(1),
@@ -300,7 +306,7 @@ async function writeRun(
             testId: spec.test.id,
             target: spec.target.name,
             attempt: r.attempt,
-            repeat: spec.repeat,
+            repeat: spec.repeatMax ?? spec.repeat,
             retry: r.retry,
             status: r.status,
             durationMs: r.durationMs,
@@ -316,13 +322,18 @@ async function writeRun(
   }
   if (opts.keepWorkspaces) deps.logger.info(`workspaces kept in ${workRoot}`);
 
-  const baseRows = new Map((baseline?.rows ?? []).map((r) => [rowKey(r), r]));
   const finished: FinishedCase[] = executed.runs.map((r) => {
-    const decision = decideCase(r.tries, r.spec.repeat, r.spec.gate);
+    const planned = Math.max(r.spec.repeat, ...r.tries.map((t) => t.attempt));
+    const decision = decideCase(r.tries, planned, r.spec.gate);
     const base = baseRows.get(identityKey(r.spec.identity));
     const change = baseline
       ? compareCase(
-          base && { verdict: base.verdict, counted: base.attempts.counted, passed: base.attempts.passed },
+          base && {
+            verdict: base.verdict,
+            counted: base.attempts.counted,
+            passed: base.attempts.passed,
+            flaky: base.flaky,
+          },
           { verdict: decision.verdict, counted: decision.counts.counted, passed: decision.counts.passed },
         )
       : null;
@@ -415,6 +426,42 @@ async function isolationOf(plan: Plan, logger: Logger): Promise<RunIsolation & {
     );
   }
   return { ...planIsolation([...targets.values()], probe), reaper: probe.reaper };
+}
+
+/**
+ * The scheduler's question for adaptive attempts, answered by the gate: the case's verdict so far,
+ * and (against a baseline case that passed, with `regressions.evidence: significant`) whether a drop
+ * is still open at the root's α divided by the cases compared (the strictest step of Holm's
+ * correction, so a drop decided here stays decided in the gate).
+ */
+function adaptiveAttempts(
+  plan: Plan,
+  baseRows: ReadonlyMap<string, WireIndexRow>,
+): (spec: CaseSpec, tries: readonly AttemptResult[], planned: number) => number {
+  const roots = new Map(plan.roots.map((r) => [r.evalPath, r]));
+  const compared = new Map<string, number>();
+  for (const c of plan.cases) {
+    if (baseRows.has(identityKey(c.identity)))
+      compared.set(c.rootEvalPath, (compared.get(c.rootEvalPath) ?? 0) + 1);
+  }
+  return (spec, tries, planned) => {
+    const d = decideCase(tries, planned, spec.gate);
+    const counted = d.counts.counted;
+    const root = roots.get(spec.rootEvalPath);
+    const base = baseRows.get(identityKey(spec.identity));
+    const tests = root && root.regressions !== "ignore" && root.regressionEvidence === "significant";
+    return attemptsWanted({
+      gate: spec.gate,
+      range: { min: spec.repeat, max: spec.repeatMax ?? spec.repeat },
+      planned,
+      head: { counted, passed: d.counts.passed, passRateSum: (d.stats.meanPassRate ?? 0) * counted },
+      base:
+        base && tests
+          ? { verdict: base.verdict, counted: base.attempts.counted, passed: base.attempts.passed }
+          : undefined,
+      alpha: (root?.regressionAlpha ?? 0.05) / Math.max(1, compared.get(spec.rootEvalPath) ?? 1),
+    });
+  };
 }
 
 /** One line on the console; a warning, with what is left open, when an agent runs without bubblewrap. */

@@ -1,6 +1,8 @@
 /** Comparing two bundles case by case (the `compare` command). */
 import { type CaseChange, compareCase } from "../gate/compare.js";
+import { type GateCase, sortRegressions } from "../gate/run.js";
 import { type Bundle, rowKey } from "./read.js";
+import { rootsOf } from "./summary.js";
 import { type WireComparison, type WireIdentity, type WireIndexRow, wireChange } from "./wire.js";
 
 export const COMPARE_SCHEMA = "evalgate.compare/v1";
@@ -31,12 +33,13 @@ export interface BundleComparison {
 }
 
 const side = (r: WireIndexRow | undefined) =>
-  r && { verdict: r.verdict, counted: r.attempts.counted, passed: r.attempts.passed };
+  r && { verdict: r.verdict, counted: r.attempts.counted, passed: r.attempts.passed, flaky: r.flaky };
 
 export function compareBundles(base: Bundle, head: Bundle): BundleComparison {
   const baseRows = new Map(base.rows.map((r) => [rowKey(r), r]));
   const headRows = new Map(head.rows.map((r) => [rowKey(r), r]));
   const rules = new Map(head.summary.evals.map((e) => [e.eval_path, e.regressions ?? "fail"]));
+  const counted = countedRegressions(head, baseRows);
   const keys = [...headRows.keys(), ...[...baseRows.keys()].filter((k) => !headRows.has(k))];
   const cases: ComparedCase[] = keys.map((k) => {
     const b = baseRows.get(k);
@@ -58,7 +61,7 @@ export function compareBundles(base: Bundle, head: Bundle): BundleComparison {
       p_value: c.pValue,
       significant: c.significant,
       head_flaky: h?.flaky ?? false,
-      counted_by_gate: c.change === "regressed" && rule === "fail",
+      counted_by_gate: c.change === "regressed" && rule === "fail" && counted.has(k),
     };
   });
   const count = (k: CaseChange["change"]) => cases.filter((c) => c.change === k).length;
@@ -77,6 +80,41 @@ export function compareBundles(base: Bundle, head: Bundle): BundleComparison {
     },
     cases,
   };
+}
+
+/**
+ * The head's flips its gate counts as regressions: per root eval file, with its evidence rule
+ * (Barnard's test and Holm's correction over the cases compared, unless `evidence: any`).
+ */
+function countedRegressions(head: Bundle, baseRows: ReadonlyMap<string, WireIndexRow>): Set<string> {
+  const out = new Set<string>();
+  for (const root of rootsOf(head.summary.evals)) {
+    const mine = head.rows.filter((r) => r.root_eval_path === root.evalPath);
+    const cases = mine.map((r): GateCase & { key: string } => ({
+      key: rowKey(r),
+      identity: { evalPath: r.eval_path, testId: r.test_id, target: r.target },
+      rootEvalPath: r.root_eval_path,
+      suite: r.suite,
+      decision: {
+        verdict: r.verdict,
+        classification: r.classification,
+        flaky: r.flaky,
+        counts: { ...r.attempts, timedOut: r.attempts.timed_out },
+        stats: {
+          attemptSuccessRate: r.attempt_success_rate,
+          wilson95: null,
+          meanScore: r.mean_score,
+          meanPassRate: r.mean_pass_rate,
+          passAtK: [],
+          passHatK: [],
+        },
+        reason: r.reason,
+      },
+      change: compareCase(side(baseRows.get(rowKey(r))), side(r)),
+    }));
+    for (const c of sortRegressions(root, cases).confirmed) out.add((c as GateCase & { key: string }).key);
+  }
+  return out;
 }
 
 /** Sets each row's `change` against the baseline's rows (merging shards against a baseline). */

@@ -90,6 +90,15 @@ async function evidenceOf(parent: BundleFiles, run: RunView, passingCase: boolea
     );
     reader.spent.evidenceBytes += logTail?.text.length ?? 0;
   }
+  const scorers = grading ? list(grading.scorers).map((sc) => scorerOf(sc, run.dir)) : null;
+  if (!passingCase) {
+    // A failed scorer's own output says what it found: its last lines, read in a small cap.
+    for (const s of scorers ?? []) {
+      if (!s.log || (s.state === "complete" && s.passed !== false)) continue;
+      s.logTail = await reader.tail(s.log, SMALL_LOG_TAIL_READ_BYTES);
+      reader.spent.evidenceBytes += s.logTail?.text.length ?? 0;
+    }
+  }
   const agent = result.agent && typeof result.agent === "object" ? record(result.agent) : null;
   const diffInfo = result.diff && typeof result.diff === "object" ? record(result.diff) : null;
   parent.problems.push(...reader.problems);
@@ -112,7 +121,7 @@ async function evidenceOf(parent: BundleFiles, run: RunView, passingCase: boolea
           deletions: numOr0(diffInfo.deletions),
         }
       : null,
-    scorers: grading ? list(grading.scorers).map((sc) => scorerOf(sc, run.dir)) : null,
+    scorers,
     diff,
     logTail,
     problems: reader.problems,
@@ -180,6 +189,7 @@ function caseOf(row: Json, summary: Json | null): CaseView {
     classification: text(row.classification),
     flaky: bool(row.flaky),
     reason: text(row.reason),
+    evidence: oneOf(row.evidence, ["decided", "inconclusive"] as const, "decided"),
     attempts: {
       planned: numOr0(a.planned),
       counted: numOr0(a.counted),

@@ -23,7 +23,7 @@ export interface RunInfo {
   finishedAt: Date;
   version: string;
   concurrency: number;
-  repeatOverride?: number;
+  repeatOverride?: number | { min: number; max: number };
   filters: { targets: string[]; tests: string[]; tags: string[] };
   git: WireSummary["git"];
   shard?: { index: number; total: number };
@@ -42,6 +42,9 @@ export function wireEvals(roots: readonly EvalRoot[], rows: readonly WireIndexRo
     tags: r.tags,
     min_case_pass_rate: r.minCasePassRate,
     regressions: r.regressions,
+    regression_evidence: r.regressionEvidence ?? "any",
+    regression_alpha: r.regressionAlpha ?? 0.05,
+    on_inconclusive: r.onInconclusive ?? "warn",
     budget: {
       cost_usd: r.budget.costUsd ?? null,
       tokens: r.budget.tokens ?? null,
@@ -63,6 +66,9 @@ export function rootsOf(evals: readonly WireEval[]): EvalRoot[] {
       regressions: e.regressions,
       budget: {},
     };
+    if (e.regression_evidence) root.regressionEvidence = e.regression_evidence;
+    if (e.regression_alpha !== undefined) root.regressionAlpha = e.regression_alpha;
+    if (e.on_inconclusive) root.onInconclusive = e.on_inconclusive;
     if (e.description) root.description = e.description;
     if (e.budget.cost_usd !== null) root.budget.costUsd = e.budget.cost_usd;
     if (e.budget.tokens !== null) root.budget.tokens = e.budget.tokens;
@@ -101,6 +107,8 @@ export function gateFromRows(
         passHatK: [],
       },
       reason: r.reason,
+      evidence: r.evidence ?? "decided",
+      settleAttempts: r.settle_attempts ?? null,
     };
     const change: CaseChange | null = r.change
       ? {
@@ -110,6 +118,7 @@ export function gateFromRows(
           successRateDelta: r.change.success_rate_delta,
           pValue: r.change.p_value,
           significant: r.change.significant,
+          baseFlaky: r.change.base_flaky ?? null,
         }
       : null;
     return {

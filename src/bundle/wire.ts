@@ -54,6 +54,8 @@ export interface WireChange {
   success_rate_delta: number | null;
   p_value: number | null;
   significant: boolean;
+  /** The baseline's case was flaky (absent in older bundles). */
+  base_flaky?: boolean | null;
 }
 
 export interface WireIndexRow extends WireIdentity {
@@ -67,6 +69,10 @@ export interface WireIndexRow extends WireIdentity {
   classification: CaseDecision["classification"];
   flaky: boolean;
   reason: string;
+  /** Whether the attempts settled the verdict (absent in older bundles: decided). */
+  evidence?: "decided" | "inconclusive";
+  /** For an inconclusive case: about how many more attempts would settle it, if known. */
+  settle_attempts?: number | null;
   attempts: WireCounts;
   attempt_success_rate: number | null;
   mean_score: number | null;
@@ -103,6 +109,11 @@ export interface WireCaseSummary extends WireIdentity {
   classification: CaseDecision["classification"];
   flaky: boolean;
   reason: string;
+  /** Whether the attempts settled the verdict (absent in older bundles: decided). */
+  evidence?: "decided" | "inconclusive";
+  settle_attempts?: number | null;
+  /** Adaptive attempts: the range the case was given (absent: a fixed repeat). */
+  repeat?: { min: number; max: number } | null;
   attempts: WireCounts;
   stats: {
     attempt_success_rate: number | null;
@@ -141,6 +152,7 @@ export function wireChange(c: CaseChange): WireChange {
     success_rate_delta: c.successRateDelta,
     p_value: c.pValue,
     significant: c.significant,
+    base_flaky: c.baseFlaky ?? null,
   };
 }
 
@@ -172,7 +184,7 @@ export interface WireSummary {
     node_version: string;
     platform: string;
     concurrency: number;
-    repeat_override: number | null;
+    repeat_override: number | { min: number; max: number } | null;
     filters: { targets: string[]; tests: string[]; tags: string[] };
     /** This bundle is shard `index` of `total` (1-based), or null. */
     shard: { index: number; total: number } | null;
@@ -188,6 +200,10 @@ export interface WireSummary {
     tags: Record<string, string>;
     min_case_pass_rate: number;
     regressions: "fail" | "warn" | "ignore";
+    /** Absent in older bundles (every flip counted: any). */
+    regression_evidence?: "significant" | "any";
+    regression_alpha?: number;
+    on_inconclusive?: "pass" | "warn" | "fail";
     budget: { cost_usd: number | null; tokens: number | null; duration_ms: number | null };
     cases: number;
   }[];

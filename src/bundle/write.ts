@@ -152,6 +152,9 @@ export class BundleWriter {
         classification: d.classification,
         flaky: d.flaky,
         reason: d.reason,
+        evidence: d.evidence ?? "decided",
+        settle_attempts: d.settleAttempts ?? null,
+        repeat: c.spec.repeatMax ? { min: c.spec.repeat, max: c.spec.repeatMax } : null,
         attempts: wireCounts(d),
         stats: {
           attempt_success_rate: d.stats.attemptSuccessRate,
@@ -178,6 +181,8 @@ export class BundleWriter {
           classification: d.classification,
           flaky: d.flaky,
           reason: d.reason,
+          evidence: d.evidence ?? "decided",
+          settle_attempts: d.settleAttempts ?? null,
           attempts: wireCounts(d),
           attempt_success_rate: d.stats.attemptSuccessRate,
           mean_score: d.stats.meanScore,

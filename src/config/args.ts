@@ -36,6 +36,17 @@ export function parsePositiveInt(value: string, name: string): number {
   return n;
 }
 
+/** `--repeat N` (fixed) or `--repeat MIN..MAX` (adaptive attempts). */
+export function parseRepeat(value: string, name: string): number | { min: number; max: number } {
+  const m = /^\s*(\d+)\s*\.\.\s*(\d+)\s*$/.exec(value);
+  if (!m) return parsePositiveInt(value, name);
+  const min = Number(m[1]);
+  const max = Number(m[2]);
+  if (min < 1 || max < min)
+    throw new UsageError(`${name} MIN..MAX needs 1 <= MIN <= MAX, e.g. 3..10 (got ${JSON.stringify(value)})`);
+  return { min, max };
+}
+
 export function parseShard(value: string, name: string): { index: number; total: number } {
   const m = /^(\d+)\/(\d+)$/.exec(value.trim());
   const index = Number(m?.[1]);

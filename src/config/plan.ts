@@ -8,6 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import picomatch from "picomatch";
 import { glob } from "tinyglobby";
+import { undetectableAdvice } from "../gate/adaptive.js";
 import { isWithin } from "../paths.js";
 import { deniedVariable, EVALGATE_VARIABLES } from "../sandbox/env.js";
 import { scorerFor } from "../scorers/index.js";
@@ -54,6 +55,7 @@ import {
   identityKey,
   type Limits,
   type Plan,
+  type RepeatSetting,
   type SandboxSpec,
   type ScorerSpec,
   type ScoringGuards,
@@ -75,7 +77,7 @@ export interface PlanOptions {
   tests?: readonly string[];
   /** --tag: run only tests carrying one of these tags. */
   tags?: readonly string[];
-  repeat?: number;
+  repeat?: RepeatSetting;
   concurrency?: number;
   /** Check that agent commands exist (default true; `validate --solvable` runs no agent). */
   checkAgentPrograms?: boolean;
@@ -105,7 +107,7 @@ interface LoadedEval {
 
 /** Runtime policy: bound by the root eval file, falling back to a suite's own values. */
 interface Policy {
-  repeat?: number;
+  repeat?: RepeatSetting;
   gate?: GateInput;
   timeouts?: EvalFileInput["timeouts"];
   limits?: EvalFileInput["limits"];
@@ -769,7 +771,8 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
       name: loaded.name,
       tags: loaded.file.tags ?? {},
       minCasePassRate: loaded.file.gate?.min_case_pass_rate ?? 1,
-      regressions: loaded.file.gate?.regressions ?? "fail",
+      ...regressionRule(loaded.file.gate?.regressions),
+      onInconclusive: loaded.file.gate?.on_inconclusive ?? "warn",
       budget: budgetOf(loaded.file.gate?.budget),
     };
     if (loaded.file.description) root.description = loaded.file.description;
@@ -951,7 +954,7 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
           scorers,
         },
         target,
-        repeat: opts.repeat ?? test.repeat ?? owner.policy.repeat ?? 1,
+        ...repeatOf(opts.repeat ?? test.repeat ?? owner.policy.repeat ?? 1),
         limits: limitsOf(owner.policy.limits),
         gate,
         timeouts: {
@@ -961,6 +964,7 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
         },
       };
       if (test.description) spec.test.description = test.description;
+      if (test.verify_repeats) spec.test.verifyRepeats = test.verify_repeats;
       if (reference) spec.test.reference = reference;
       if (reference && referenceScript) spec.test.referenceKind = "script";
       cases.push(spec);
@@ -1030,5 +1034,44 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
   const concurrencies = roots.map((r) => r.concurrency).filter((c): c is number => c !== undefined);
   const concurrency =
     opts.concurrency ?? (concurrencies.length > 0 ? Math.min(...concurrencies) : os.availableParallelism());
+  notes.push(...undetectableNotes(roots, selected));
   return { projectRoot: planner.projectRoot, roots, cases: selected, concurrency, notes };
+}
+
+/** The plain `regressions: fail` or `{on, evidence, alpha}`; a new file's default needs evidence. */
+function regressionRule(
+  r: GateInput["regressions"],
+): Pick<EvalRoot, "regressions" | "regressionEvidence" | "regressionAlpha"> {
+  const rule = typeof r === "object" ? r : { on: r };
+  return {
+    regressions: rule.on ?? "fail",
+    regressionEvidence: (typeof r === "object" ? r.evidence : undefined) ?? "significant",
+    regressionAlpha: (typeof r === "object" ? r.alpha : undefined) ?? 0.05,
+  };
+}
+
+/** A case's attempts: fixed (`repeat`), or adaptive from `min` up to `max`. */
+function repeatOf(r: RepeatSetting): Pick<CaseSpec, "repeat" | "repeatMax"> {
+  if (typeof r === "number") return { repeat: r };
+  return r.max > r.min ? { repeat: r.min, repeatMax: r.max } : { repeat: r.min };
+}
+
+/** Eval files whose attempts cannot make any regression significant (gate.regressions.evidence). */
+function undetectableNotes(roots: readonly EvalRoot[], cases: readonly CaseSpec[]): string[] {
+  const notes: string[] = [];
+  for (const root of roots) {
+    if (root.regressions === "ignore" || root.regressionEvidence !== "significant") continue;
+    const mine = cases.filter((c) => c.rootEvalPath === root.evalPath);
+    if (mine.length === 0) continue;
+    const best = mine.reduce((a, c) => ((c.repeatMax ?? c.repeat) > (a.repeatMax ?? a.repeat) ? c : a));
+    // A single attempt is the quickstart's default: no one expects statistics from it.
+    if ((best.repeatMax ?? best.repeat) < 2) continue;
+    const advice = undetectableAdvice(
+      { min: best.repeat, max: best.repeatMax ?? best.repeat },
+      mine.length,
+      root.regressionAlpha ?? 0.05,
+    );
+    if (advice) notes.push(`${root.evalPath}: gate.regressions: ${advice}`);
+  }
+  return notes;
 }

@@ -399,6 +399,22 @@ export const GATE_POLICIES = [
 export const ON_ERROR = ["fail", "exclude", "retry"] as const;
 export const REGRESSIONS = ["fail", "warn", "ignore"] as const;
 
+/** `repeat: N` (fixed) or `repeat: {min, max}` (adaptive: more attempts only while undecided). */
+export const repeatSchema = z.union([
+  z.number().int().min(1).max(1000),
+  z
+    .strictObject({
+      min: z.number().int().min(1).max(1000).describe("Attempts every case gets"),
+      max: z
+        .number()
+        .int()
+        .min(1)
+        .max(1000)
+        .describe("Attempts a case whose verdict is still open may reach"),
+    })
+    .refine((r) => r.max >= r.min, { message: "max must be at least min" }),
+]);
+
 export const gateSchema = z
   .strictObject({
     policy: z
@@ -423,9 +439,29 @@ export const gateSchema = z
       .describe("With on_error: retry, tries per errored attempt"),
     min_case_pass_rate: rate.optional().describe("Share of cases whose verdict must be pass (default 1.0)"),
     regressions: z
-      .enum(REGRESSIONS)
+      .union([
+        z.enum(REGRESSIONS),
+        z.strictObject({
+          on: z.enum(REGRESSIONS).optional().describe("fail (default) | warn | ignore"),
+          evidence: z
+            .enum(["significant", "any"])
+            .optional()
+            .describe(
+              "significant (default): the drop must be significant after Holm's correction; any: every flip",
+            ),
+          alpha: z.number().gt(0).lt(1).optional().describe("Family-wise significance level (default 0.05)"),
+        }),
+      ])
       .optional()
-      .describe("A case that passed on the baseline and fails now: fail (default) | warn | ignore"),
+      .describe(
+        "A case that passed on the baseline and fails now: fail (default) | warn | ignore, or {on, evidence, alpha}",
+      ),
+    on_inconclusive: z
+      .enum(["pass", "warn", "fail"])
+      .optional()
+      .describe(
+        "A case whose attempts did not settle its verdict: warn (default: follow the point estimate) | pass | fail",
+      ),
     budget: z
       .strictObject({
         cost_usd: z.number().positive().optional(),
@@ -464,7 +500,16 @@ export const testSchema = z
     threshold: rate.optional().describe("The attempt passes when score >= threshold (default 1.0)"),
     tags: z.array(z.string()).optional(),
     targets: z.array(z.string()).optional().describe("Run only these targets (by name)"),
-    repeat: z.number().int().min(1).max(1000).optional(),
+    repeat: repeatSchema.optional(),
+    verify_repeats: z
+      .number()
+      .int()
+      .min(1)
+      .max(20)
+      .optional()
+      .describe(
+        "Run the scorers this many more times on each attempt's final workspace; if they disagree with themselves the attempt is a verifier_flake, excluded from the agent's rate",
+      ),
     timeout: duration.optional().describe("Agent timeout for this test"),
     workspace: workspaceSchema.optional(),
     scorers: z.array(scorerSchema).optional(),
@@ -490,7 +535,9 @@ export const evalFileSchema = z
     description: z.string().optional(),
     tags: z.record(z.string(), z.string()).optional().describe("Run metadata recorded in the bundle"),
     targets: z.array(targetSchema).optional(),
-    repeat: z.number().int().min(1).max(1000).optional().describe("Attempts per (test, target); default 1"),
+    repeat: repeatSchema
+      .optional()
+      .describe("Attempts per (test, target): N, or {min, max} for adaptive attempts; default 1"),
     concurrency: z.number().int().min(1).max(256).optional().describe("Attempts at once; default: CPU count"),
     timeouts: z
       .strictObject({ setup: duration.optional(), agent: duration.optional(), scorer: duration.optional() })

@@ -151,6 +151,8 @@ export interface TestSpec {
   /** "script": `reference` is a script run in the workspace instead of a patch applied. */
   referenceKind?: "script";
   threshold: number;
+  /** verify_repeats: the scorers run this many more times on the final workspace; disagreement is a verifier flake. */
+  verifyRepeats?: number;
   tags: string[];
   workspace: WorkspaceSpec;
   scorers: ScorerSpec[];
@@ -172,6 +174,8 @@ export const DEFAULT_LIMITS: Limits = { diffBytes: 10 * 1024 * 1024, logBytes: 5
 
 export type OnError = "fail" | "exclude" | "retry";
 export type RegressionRule = "fail" | "warn" | "ignore";
+/** `repeat: N`, or `repeat: {min, max}` (adaptive attempts). */
+export type RepeatSetting = number | { min: number; max: number };
 
 export interface CaseGate {
   policy: GatePolicy;
@@ -196,6 +200,12 @@ export interface EvalRoot {
   tags: Record<string, string>;
   minCasePassRate: number;
   regressions: RegressionRule;
+  /** significant: a flip fails only on a drop significant after Holm's correction; any: every flip (older bundles). */
+  regressionEvidence?: "significant" | "any";
+  /** Family-wise significance level of regressions (default 0.05). */
+  regressionAlpha?: number;
+  /** What an inconclusive case does to the gate (default warn). */
+  onInconclusive?: "pass" | "warn" | "fail";
   budget: Budget;
   concurrency?: number;
   /** `paths:` globs (relative to the repository root): a pull request touching none skips the suite. */
@@ -214,7 +224,10 @@ export interface CaseSpec {
   evalDir: string;
   test: TestSpec;
   target: TargetSpec;
+  /** Attempts every case gets (the `min` of adaptive attempts). */
   repeat: number;
+  /** Adaptive attempts: the most an undecided case may get (absent: a fixed `repeat`). */
+  repeatMax?: number;
   gate: CaseGate;
   timeouts: Timeouts;
   limits: Limits;

@@ -4,6 +4,7 @@
  */
 import type { CaseGate, OnError } from "../config/types.js";
 import type { AttemptResult, FailureKind } from "../run/types.js";
+import { attemptsToSettle, type Evidence, policyState } from "./adaptive.js";
 import { mean, passAtK, passHatK, wilsonInterval } from "./stats.js";
 
 export type { OnError };
@@ -50,9 +51,16 @@ export interface CaseDecision {
   stats: CaseStats;
   /** One sentence: why this verdict. */
   reason: string;
+  /**
+   * Whether the attempts settled the verdict (docs/gate.md, adaptive attempts); an inconclusive
+   * verdict follows the point estimate. Absent in bundles written before it existed.
+   */
+  evidence?: Evidence;
+  /** For an inconclusive rate: how many more attempts would likely settle it, if known. */
+  settleAttempts?: number | null;
 }
 
-const VERIFIER: readonly FailureKind[] = ["scorer_error", "scorer_timeout"];
+const VERIFIER: readonly FailureKind[] = ["scorer_error", "scorer_timeout", "verifier_flake"];
 const INFRASTRUCTURE: readonly FailureKind[] = ["workspace_error", "setup_error", "agent_exit"];
 
 function errorGroup(a: AttemptResult): "verifier" | "infrastructure" | "timeout" | undefined {
@@ -65,8 +73,10 @@ function errorGroup(a: AttemptResult): "verifier" | "infrastructure" | "timeout"
 
 export const isCancelled = (a: AttemptResult) =>
   a.failureKind === "cancelled" || a.failureKind === "budget_exceeded";
+/** The scorers disagreed with themselves (verify_repeats): kept in the bundle, not the agent's. */
+export const isVerifierFlake = (a: AttemptResult) => a.failureKind === "verifier_flake";
 export const isErrored = (a: AttemptResult) =>
-  (a.status === "error" || a.status === "timeout") && !isCancelled(a);
+  (a.status === "error" || a.status === "timeout") && !isCancelled(a) && !isVerifierFlake(a);
 
 /** Classification over the final tries that ran (cancelled attempts say nothing about the case). */
 export function classify(finals: readonly AttemptResult[]): {
@@ -146,6 +156,8 @@ export function decideCase(tries: readonly AttemptResult[], planned: number, gat
     counts,
     stats,
     reason,
+    evidence: "decided",
+    settleAttempts: null,
   });
 
   if (cancelled > 0) {
@@ -160,8 +172,16 @@ export function decideCase(tries: readonly AttemptResult[], planned: number, gat
       `${errored.length} of ${finals.length} attempts errored (${kinds})${retriedNote}; errors are not counted as failures`,
     );
   }
+  const flakes = finals.filter(isVerifierFlake).length;
+  if (n === 0 && flakes > 0)
+    return decide(
+      "error",
+      `no attempt could be counted: ${flakes} of ${finals.length} were verifier flakes, the rest errored`,
+    );
   if (n === 0) return decide("error", `no attempt could be counted: all ${finals.length} errored`);
-  const excludedNote = errored.length > 0 ? ` (${errored.length} errored excluded)` : "";
+  const excludedNote =
+    (errored.length > 0 ? ` (${errored.length} errored excluded)` : "") +
+    (flakes > 0 ? ` (${flakes} verifier flake${flakes === 1 ? "" : "s"} excluded)` : "");
   const needs = POLICY_NEEDS[gate.policy](gate.threshold);
   const eps = 1e-9;
   let ok: boolean;
@@ -179,11 +199,18 @@ export function decideCase(tries: readonly AttemptResult[], planned: number, gat
       ok = (stats.meanPassRate ?? 0) + eps >= (gate.threshold ?? 1);
       break;
   }
+  const tallied = { counted: n, passed, passRateSum: passRates.reduce((a, b) => a + b, 0) };
+  const evidence: Evidence = policyState(gate, tallied) === "open" ? "inconclusive" : "decided";
+  const settle = evidence === "inconclusive" ? attemptsToSettle(gate, tallied) : null;
   const detail =
     gate.policy === "mean_pass_rate_at_least"
       ? `${tally}, mean pass rate ${percent(stats.meanPassRate ?? 0)}`
       : tally;
-  return decide(ok ? "pass" : "fail", `${detail}${excludedNote}${ok ? "" : `, ${needs}`}`);
+  return {
+    ...decide(ok ? "pass" : "fail", `${detail}${excludedNote}${ok ? "" : `, ${needs}`}`),
+    evidence,
+    settleAttempts: settle,
+  };
 }
 
 /** The last try of each attempt number. */

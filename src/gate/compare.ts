@@ -4,7 +4,7 @@
  * sides, so an error never looks like an improvement or a regression).
  */
 import type { Verdict } from "./case.js";
-import { fisherOneSidedHigher, fisherOneSidedLower } from "./stats.js";
+import { barnardOneSidedLower } from "./stats.js";
 
 export type ChangeKind = "regressed" | "improved" | "unchanged" | "new" | "removed";
 
@@ -13,6 +13,8 @@ export interface SideCounts {
   /** Attempts the verdict was decided on (errors excluded). */
   counted: number;
   passed: number;
+  /** The side's case was flaky (absent: unknown). */
+  flaky?: boolean;
 }
 
 export interface CaseChange {
@@ -21,9 +23,12 @@ export interface CaseChange {
   baseAttempts: { counted: number; passed: number } | null;
   /** Head success rate minus base success rate (counted attempts only). */
   successRateDelta: number | null;
-  /** One-sided Fisher exact p-value in the direction the rate moved (1 when it did not move). */
+  /** One-sided Barnard exact p-value in the direction the rate moved (1 when it did not move). */
   pValue: number | null;
+  /** p ≤ 0.05, uncorrected (the gate corrects for the number of cases compared: gate/run.ts). */
   significant: boolean;
+  /** The baseline's case was flaky (null: not known, e.g. an older bundle). */
+  baseFlaky?: boolean | null;
 }
 
 export const SIGNIFICANCE = 0.05;
@@ -60,9 +65,9 @@ export function compareCase(base: SideCounts | undefined, head: SideCounts | und
     const headRate = head.passed / head.counted;
     successRateDelta = Math.round((headRate - baseRate) * 1e9) / 1e9;
     if (headRate < baseRate)
-      pValue = fisherOneSidedLower(base.passed, base.counted, head.passed, head.counted);
+      pValue = barnardOneSidedLower(base.passed, base.counted, head.passed, head.counted);
     else if (headRate > baseRate)
-      pValue = fisherOneSidedHigher(base.passed, base.counted, head.passed, head.counted);
+      pValue = barnardOneSidedLower(head.passed, head.counted, base.passed, base.counted);
     else pValue = 1;
   }
   return {
@@ -71,6 +76,7 @@ export function compareCase(base: SideCounts | undefined, head: SideCounts | und
     baseAttempts,
     successRateDelta,
     pValue,
-    significant: pValue !== null && pValue < SIGNIFICANCE,
+    significant: pValue !== null && pValue <= SIGNIFICANCE,
+    baseFlaky: base.flaky ?? null,
   };
 }

@@ -176,6 +176,29 @@ function logPieces(c: CaseView): Piece[] {
   });
 }
 
+/** The last lines of each failing scorer's log (same text in several attempts: shown once). */
+function scorerLogPieces(c: CaseView): Piece[] {
+  const failing = c.runs.filter((r) => r.status !== "passed");
+  const names = [
+    ...new Set(
+      failing.flatMap((r) => (r.evidence?.scorers ?? []).filter((s) => s.logTail).map((s) => s.name)),
+    ),
+  ];
+  return names.flatMap((name) =>
+    sameText(failing, (r) => r.evidence?.scorers?.find((s) => s.name === name)?.logTail ?? null).map(
+      ({ runs, excerpt }) => {
+        const shown = tailLines(excerpt.text, LOG_LINES, LOG_CHARS);
+        const cut = excerpt.truncated || shown.omitted > 0;
+        return {
+          open: `Log of scorer ${md.code(clip(name, 60))} in ${attemptsText(runs)}${cut ? ", the last lines" : ""}:\n\n${md.fence(shown.text, "text")}\n${cut ? `_The whole log is ${md.code(excerpt.path)} in the run bundle._\n\n` : ""}`,
+          rank: RANK.log,
+          omits: "logs",
+        };
+      },
+    ),
+  );
+}
+
 export function caseLabel(c: CaseView, multiSuite: boolean): string {
   return multiSuite ? `${c.suite}/${c.testId}` : c.testId;
 }
@@ -201,7 +224,7 @@ export function caseDetails(c: CaseView, multiSuite: boolean): Piece {
   };
   return {
     open: `<details><summary>${summary}</summary>\n\n`,
-    children: [attempts, ...diffPieces(c), ...logPieces(c)],
+    children: [attempts, ...diffPieces(c), ...scorerLogPieces(c), ...logPieces(c)],
     close: "</details>\n\n",
     rank: isProtected(c) ? RANK.protectedDetails : RANK.otherDetails,
     omits: "details",

@@ -20,6 +20,7 @@ import {
   totalTokens,
   usd,
 } from "./format.js";
+import { attemptsTimeline, rateChart } from "./svg.js";
 import { cleanText, tailLines } from "./text.js";
 import {
   type CaseView,
@@ -107,7 +108,10 @@ function scorerRows(scorers: ScorerView[]): string {
     const tests = s.failingTests.length
       ? `<ul>${s.failingTests.map((t) => `<li><code>${esc(t.name)}</code>${t.outcome !== "failed" ? ` (${esc(t.outcome)})` : ""}${t.message ? `: ${esc(t.message)}` : ""}</li>`).join("")}${s.failingTestsTotal > s.failingTests.length ? `<li>and ${count(s.failingTestsTotal - s.failingTests.length)} more</li>` : ""}</ul>`
       : "";
-    return `<tr><td><code>${esc(s.name)}</code>${s.log ? ` ${fileLink(s.log, "log")}` : ""}</td><td>${esc(s.type)}</td><td class="n">${s.weight.toFixed(2)}${s.required ? " required" : ""}</td><td>${state}</td><td class="n">${s.score === null ? "—" : s.score.toFixed(2)}</td><td>${esc(s.reason)}${tests}</td><td class="n">${duration(s.durationMs)}</td></tr>`;
+    const logTail = s.logTail?.text.trim()
+      ? `<details><summary>log, the last lines</summary><pre>${esc(tailLines(s.logTail.text, 40, 4000).text)}</pre></details>`
+      : "";
+    return `<tr><td><code>${esc(s.name)}</code>${s.log ? ` ${fileLink(s.log, "log")}` : ""}</td><td>${esc(s.type)}</td><td class="n">${s.weight.toFixed(2)}${s.required ? " required" : ""}</td><td>${state}</td><td class="n">${s.score === null ? "—" : s.score.toFixed(2)}</td><td>${esc(s.reason)}${tests}${logTail}</td><td class="n">${duration(s.durationMs)}</td></tr>`;
   });
   return `<table><tr><th>scorer</th><th>type</th><th>weight</th><th>state</th><th>score</th><th>reason</th><th>time</th></tr>${rows.join("")}</table>`;
 }
@@ -178,8 +182,18 @@ function caseSection(c: CaseView, i: number, multi: boolean): string {
     ],
     [
       "success rate",
-      `${percent(c.successRate)}${c.wilson95 ? ` (95 % interval ${percent(c.wilson95[0])}–${percent(c.wilson95[1])})` : ""}`,
+      `${percent(c.successRate)}${c.wilson95 ? ` (95 % interval ${percent(c.wilson95[0])}–${percent(c.wilson95[1])})` : ""}${c.evidence === "inconclusive" ? " · <b>inconclusive</b>: the attempts did not settle the verdict" : ""}<br>${rateChart(
+        [
+          {
+            label: c.target,
+            head: { passed: a.passed, counted: a.counted },
+            base: c.change?.baseAttempts ?? null,
+          },
+        ],
+        c.policy?.threshold ?? null,
+      )}`,
     ],
+    ["attempts timeline", attemptsTimeline(c.runs)],
     ["mean score", c.meanScore === null ? "—" : c.meanScore.toFixed(2)],
     ["mean pass rate", percent(c.meanPassRate)],
     ["vs base", esc(changeText(c))],
@@ -208,6 +222,21 @@ function targetTable(view: ReportView): string {
     return `<tr><td>${esc(t.name)}${t.model ? ` <span class="muted">${esc(t.model)}</span>` : ""}${base && !b ? " · new" : ""}</td><td>${esc(t.provider)}</td>${num(count(t.cases))}${[c.passed, c.failed, c.flaky, c.errored, c.rate, c.cost, c.tokens].map(num).join("")}</tr>`;
   });
   return `<table><tr><th>target</th><th>provider</th><th>cases</th><th>passed</th><th>failed</th><th>flaky</th><th>errors</th><th>attempt success</th><th>cost</th><th>tokens</th></tr>${rows.join("")}</table>`;
+}
+
+/** Per-target attempt success rates with their 95 % intervals, base beside head. */
+function targetChart(view: ReportView): string {
+  const base = comparableBaseTargets(view);
+  return rateChart(
+    view.targets.map((t) => {
+      const b = base?.get(t.name);
+      return {
+        label: t.name,
+        head: { passed: t.attemptsPassed, counted: t.attempts },
+        base: b ? { passed: b.attemptsPassed, counted: b.attempts } : null,
+      };
+    }),
+  );
 }
 
 export function renderHtml(view: ReportView): string {
@@ -243,6 +272,7 @@ ${list(view.gate.reasons)}
 ${view.gate.warnings.length ? `<h2>Warnings</h2>${list(view.gate.warnings)}` : ""}
 <h2>Targets</h2>
 ${targetTable(view)}
+${targetChart(view)}
 <h2>Cases</h2>
 <table><tr><th></th><th>test</th><th>target</th><th>attempts</th><th>success</th><th>vs base</th><th>flags</th></tr>${caseRows.join("")}</table>
 ${cmp?.removedCases.length ? `<h2>Removed since the base</h2>${list(cmp.removedCases.map((r) => `${r.suite}/${r.testId} on ${r.target} (was ${r.baseVerdict})`))}` : ""}

@@ -108,6 +108,8 @@ export interface ScorerView {
   failingTestsTotal: number;
   /** Bundle-relative path of the scorer's log. */
   log: string | null;
+  /** The end of a failed or errored scorer's log (loaded for cases that are not a stable pass). */
+  logTail?: Excerpt | null;
 }
 
 /** A bounded piece of a text file: the head of a diff or the tail of a log. */
@@ -172,6 +174,8 @@ export interface CaseView {
   classification: string;
   flaky: boolean;
   reason: string;
+  /** Whether the attempts settled the verdict (older bundles: decided). */
+  evidence?: "decided" | "inconclusive";
   attempts: AttemptCounts;
   successRate: number | null;
   wilson95: [number, number] | null;

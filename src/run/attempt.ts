@@ -247,8 +247,29 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     await freshFolder(scorerHome);
     await freshFolder(scorerTmp);
     facts.grading = await scoreAttempt(spec, ws, diff, evidenceDir, runner, scorerHome, scorerTmp);
+    const verdicts = [facts.grading.passed];
+    // verify_repeats: the same scorers on the same final workspace, again (their logs kept under verify-N/).
+    for (let i = 1; i <= (spec.test.verifyRepeats ?? 0) && facts.grading.errored.length === 0; i++) {
+      const again = await scoreAttempt(
+        spec,
+        ws,
+        diff,
+        path.join(evidenceDir, `verify-${i}`),
+        runner,
+        scorerHome,
+        scorerTmp,
+      );
+      verdicts.push(again.passed);
+    }
     phases.scorersMs = Math.round(performance.now() - s0);
     const r = result();
+    const passes = verdicts.filter(Boolean).length;
+    if (passes > 0 && passes < verdicts.length) {
+      r.status = "error";
+      r.failureStage = "scorer";
+      r.failureKind = "verifier_flake";
+      r.message = `the scorers disagreed with themselves on the same workspace: passed ${passes} of ${verdicts.length} runs (verify_repeats); not counted for the agent`;
+    }
     r.diff = {
       files: diff.files,
       additions: diff.additions,

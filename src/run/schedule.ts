@@ -24,6 +24,8 @@ export interface RunHooks {
   attemptStarted?(spec: CaseSpec, attempt: number, retry: number): void;
   /** Called as each attempt finishes (the bundle writes its records here). */
   attemptFinished(spec: CaseSpec, result: AttemptResult): Promise<void> | void;
+  /** Called when adaptive attempts are added to the plan. */
+  attemptsPlanned?(spec: CaseSpec, count: number): void;
   /** Called when a retry is added to the plan. */
   retryPlanned?(spec: CaseSpec, attempt: number, retry: number): void;
   baselinePrepared?(spec: CaseSpec, baseline: PreparedBaseline): void;
@@ -46,6 +48,12 @@ export interface ExecuteOptions {
   now?: () => number;
   /** Once aborted, no attempt starts: the rest are recorded as cancelled. */
   interruption?: Interruption;
+  /**
+   * Adaptive attempts (a case with `repeatMax`): asked once a case's attempts so far have finished,
+   * how many more it should get now (0: its verdict is decided). The decision is the gate's
+   * (gate/adaptive.ts); the scheduler only never goes past `repeatMax` or a spent budget.
+   */
+  moreAttempts?: (spec: CaseSpec, tries: readonly AttemptResult[], planned: number) => number;
 }
 
 export interface ExecuteResult {
@@ -170,7 +178,8 @@ export async function executePlan(opts: ExecuteOptions): Promise<ExecuteResult> 
     caseIndex: number,
     attempt: number,
     retry: number,
-  ): Promise<AttemptResult> => {
+    optional = false,
+  ): Promise<AttemptResult | null> => {
     const spec = run.spec;
     const dirName = attemptDirName(attempt, retry);
     const sig = opts.interruption?.signal.aborted ? opts.interruption.received : undefined;
@@ -183,7 +192,8 @@ export async function executePlan(opts: ExecuteOptions): Promise<ExecuteResult> 
         undefined,
       );
     const stop = budgets.stopReason(spec.rootEvalPath);
-    if (stop) return cancelledAttempt(spec, attempt, retry, stop);
+    // An adaptive attempt is extra evidence: once the budget is spent it is not planned at all.
+    if (stop) return optional ? null : cancelledAttempt(spec, attempt, retry, stop);
     // The duration budget also caps a running agent: it gets at most the time that is left.
     const left = budgets.timeLeftMs(spec.rootEvalPath);
     const capped = left !== undefined && left < spec.timeouts.agentMs;
@@ -217,30 +227,47 @@ export async function executePlan(opts: ExecuteOptions): Promise<ExecuteResult> 
     return result;
   };
 
-  const tasks: Promise<void>[] = [];
+  const attemptTask = (run: CaseRun, caseIndex: number, attempt: number, optional = false) =>
+    limit(async () => {
+      const spec = run.spec;
+      for (let retry = 0; ; retry++) {
+        const result = await runTry(run, caseIndex, attempt, retry, optional && retry === 0);
+        if (!result) return;
+        run.tries.push(result);
+        await opts.hooks.attemptFinished(spec, result);
+        const again =
+          spec.gate.onError === "retry" &&
+          retry < spec.gate.retries &&
+          isRetryable(result) &&
+          !opts.interruption?.signal.aborted;
+        if (!again) break;
+        opts.hooks.retryPlanned?.(spec, attempt, retry + 1);
+      }
+    });
+  const first: Promise<void>[][] = runs.map(() => []);
   for (let attempt = 1; attempt <= maxRepeat; attempt++) {
     runs.forEach((run, caseIndex) => {
-      if (attempt > run.spec.repeat) return;
-      tasks.push(
-        limit(async () => {
-          const spec = run.spec;
-          for (let retry = 0; ; retry++) {
-            const result = await runTry(run, caseIndex, attempt, retry);
-            run.tries.push(result);
-            await opts.hooks.attemptFinished(spec, result);
-            const again =
-              spec.gate.onError === "retry" &&
-              retry < spec.gate.retries &&
-              isRetryable(result) &&
-              !opts.interruption?.signal.aborted;
-            if (!again) break;
-            opts.hooks.retryPlanned?.(spec, attempt, retry + 1);
-          }
-        }),
-      );
+      if (attempt <= run.spec.repeat) first[caseIndex]!.push(attemptTask(run, caseIndex, attempt));
     });
   }
-  await Promise.all(tasks);
+  // Adaptive attempts: once a case's batch is done, the gate says whether it needs more.
+  const caseDone = async (run: CaseRun, caseIndex: number) => {
+    await Promise.all(first[caseIndex]!);
+    const max = run.spec.repeatMax;
+    if (!max || !opts.moreAttempts) return;
+    let planned = run.spec.repeat;
+    for (;;) {
+      if (budgets.stopReason(run.spec.rootEvalPath) || opts.interruption?.signal.aborted) return;
+      const more = Math.min(opts.moreAttempts(run.spec, run.tries, planned), max - planned);
+      if (more <= 0) return;
+      opts.hooks.attemptsPlanned?.(run.spec, more);
+      const batch: Promise<void>[] = [];
+      for (let i = 1; i <= more; i++) batch.push(attemptTask(run, caseIndex, planned + i, true));
+      planned += more;
+      await Promise.all(batch);
+    }
+  };
+  await Promise.all(runs.map(caseDone));
   for (const run of runs) run.tries.sort((a, b) => a.attempt - b.attempt || a.retry - b.retry);
   return { runs, budgetStops: budgets.stops() };
 }

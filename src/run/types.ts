@@ -13,6 +13,7 @@ export type FailureKind =
   | "agent_exit"
   | "scorer_error"
   | "scorer_timeout"
+  | "verifier_flake"
   | "setup_error"
   | "workspace_error"
   | "budget_exceeded"

@@ -47,7 +47,7 @@ export function lastLines(text: string, n = 3): string {
     .join(" / ");
 }
 
-const FAILURE_LINE = /(^|\s)(not ok\b|FAIL\b|failed\b|failure\b|error\b|AssertionError|expected\b|✗|×|✕)/i;
+const FAILURE_LINE = /(^|\s)(not ok\b|FAIL\b|failed\b|failure\b|error\b|AssertionError|expected\b|✗|×|✕|✖)/i;
 const SUMMARY_LINE = /^\s*(#|ℹ|tests?\b|duration|pass\b|fail\b\s*\d)/i;
 
 /**
@@ -60,8 +60,50 @@ export function failureExcerpt(text: string, n = 2): string {
     .map((l) => l.trim())
     .filter(Boolean);
   const telling = lines.filter(
-    (l) => FAILURE_LINE.test(l) && !SUMMARY_LINE.test(l) && !/:\s*[|>]-?$/.test(l),
+    (l) =>
+      FAILURE_LINE.test(l) &&
+      !SUMMARY_LINE.test(l) &&
+      !/:\s*[|>]-?$/.test(l) &&
+      !/^(expected|actual):/.test(l),
   );
   const picked = telling.length > 0 ? telling.slice(0, n) : lines.slice(-n);
-  return picked.map((l) => (l.length > 200 ? `${l.slice(0, 199)}…` : l)).join(" / ");
+  const shown = picked.map((l) => {
+    // An assertion's headline ends with a colon: what it compared is on the lines that follow.
+    const more = l.endsWith(":") ? continuation(lines, lines.indexOf(l)) : "";
+    const line = more ? `${l} ${more}` : l;
+    return line.length > 200 ? `${line.slice(0, 199)}…` : line;
+  });
+  const values = expectedActual(lines);
+  const excerpt = shown.join(" / ");
+  return values && !excerpt.includes(values) ? `${excerpt} (${values})` : excerpt;
+}
+
+const STACK_OR_KEY = /^(at\s|\w+:(\s|$)|\.\.\.$|---$|\{$|\}$)/;
+
+/** The lines after an assertion's headline: `NaN !== 0`, or a diff's `+`/`-` lines. */
+function continuation(lines: readonly string[], at: number): string {
+  const next = lines[at + 1];
+  if (next === undefined) return "";
+  if (next === "+ actual - expected") {
+    const diff: string[] = [];
+    for (let j = at + 2; j < lines.length && diff.length < 4; j++) {
+      const l = lines[j]!;
+      if (/^at\s/.test(l) || /^\w+:(\s|$)/.test(l)) break;
+      if (/^[+-]\s/.test(l)) diff.push(l.replace(/\s+/g, " "));
+    }
+    return diff.length ? `${next}: ${diff.join(" ")}` : "";
+  }
+  return STACK_OR_KEY.test(next) ? "" : next;
+}
+
+/** Scalar `expected:` / `actual:` fields of an assertion (TAP's YAML block, or the error's own). */
+function expectedActual(lines: readonly string[]): string {
+  const field = (name: string) => {
+    const line = lines.find((l) => l.startsWith(`${name}: `));
+    return line ? line.slice(name.length + 2).replace(/,$/, "") : undefined;
+  };
+  const expected = field("expected");
+  const actual = field("actual");
+  if (expected === undefined || actual === undefined) return "";
+  return `expected ${expected}, actual ${actual}`;
 }

@@ -113,11 +113,12 @@ describe("baseline comparison", () => {
     expect(base.code).toBe(0);
     expect(head.code).toBe(1);
     expect(head.stdout).toContain(
-      "counter/answer on bot: regressed: 1 of 5 attempts passed (base 5 of 5), p = 0.024",
+      "counter/answer on bot: regressed: 1 of 5 attempts passed (base 5 of 5), p = 0.011",
     );
     const row = readJsonl<Row>(path.join(dir, "head/index.jsonl"))[0]!;
     expect(row.change).toMatchObject({ change: "regressed", significant: true, success_rate_delta: -0.8 });
-    expect(row.change!.p_value).toBeCloseTo(0.0238, 3);
+    // Barnard's one-sided test (Fisher's gave 0.024).
+    expect(row.change!.p_value).toBeCloseTo(0.0107, 4);
     const summary = readJson<{ comparison: { regressed: number; baseline_run_id: string } }>(
       path.join(dir, "head/summary.json"),
     );
@@ -129,7 +130,7 @@ describe("baseline comparison", () => {
     expect(md.code).toBe(1);
     expect(md.stdout).toContain("## ❌ evalgate compare: 1 regression");
     expect(md.stdout).toMatch(
-      /\| ❌ regressed \| counter\/answer \| bot \| 5\/5 \| 1\/5 flaky \| −80 pp \| 0\.024 \(significant\) \|/,
+      /\| ❌ regressed \| counter\/answer \| bot \| 5\/5 \| 1\/5 flaky \| −80 pp \| 0\.011 \(significant\) \|/,
     );
     const json = runCli(["compare", "base", "head", "--format", "json"], dir);
     const parsed = JSON.parse(json.stdout);
@@ -177,7 +178,7 @@ describe("matching cases by identity", () => {
     // Two eval files with the same test id and target; each agent passes when its file's variable is 1.
     const suite = (which: string) => `name: same
 targets: [{ name: bot, provider: command, command: ["./agent.sh"], env: { WHICH: ${which} }, env_passthrough: [PASS_a, PASS_b] }]
-gate: { min_case_pass_rate: 0 }
+gate: { min_case_pass_rate: 0, regressions: { evidence: any } }
 workspace: { seed: { path: app } }
 tests:
   - { id: answer, instruction: "write right", scorers: [{ type: file, path: answer.txt, contains: right }] }

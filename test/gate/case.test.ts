@@ -277,3 +277,25 @@ describe("properties", () => {
     );
   });
 });
+
+describe("verifier flakes (verify_repeats)", () => {
+  const flake = (n: number): AttemptResult => ({
+    ...attempt("V", n),
+    failureKind: "verifier_flake",
+    message: "the scorers disagreed with themselves",
+  });
+  it("are excluded from the agent's rate whatever on_error says, and kept in the classification", () => {
+    const d = decideCase([attempt("P", 1), flake(2), attempt("P", 3)], 3, gate("all_attempts_successful"));
+    expect(d.verdict).toBe("pass");
+    expect(d.counts).toMatchObject({ counted: 2, passed: 2, errored: 0 });
+    expect(d.reason).toBe("2 of 2 attempts passed (1 verifier flake excluded)");
+    expect(d.classification).toBe("verifier_flake");
+    const r = decideCase(
+      [attempt("F", 1), flake(2), attempt("P", 3)],
+      3,
+      gate("attempt_success_rate_at_least", "fail", 0.5),
+    );
+    expect(r.counts.counted).toBe(2);
+    expect(r.stats.attemptSuccessRate).toBe(0.5);
+  });
+});

@@ -90,7 +90,7 @@ describe("run gate", () => {
     );
     const cases = [gc("a", "fail", change)];
     expect(decideRun([root({ minCasePassRate: 0 })], cases).reasons[0]).toMatch(
-      /^shop\/a on bot: regressed: 1 of 3 attempts passed \(base 3 of 3\), p = 0\.200, not significant$/,
+      /^shop\/a on bot: regressed: 1 of 3 attempts passed \(base 3 of 3\), p = 0\.109, not significant$/,
     );
     const warn = decideRun([root({ minCasePassRate: 0, regressions: "warn" })], cases);
     expect(warn.verdict).toBe("pass");
@@ -126,8 +126,119 @@ describe("compareCase", () => {
       { verdict: "fail", counted: 5, passed: 1 },
       { verdict: "pass", counted: 5, passed: 5 },
     );
-    expect(c.pValue).toBeCloseTo(0.0238, 3);
+    // Barnard's one-sided test (scipy.stats.barnard_exact gives 0.010742).
+    expect(c.pValue).toBeCloseTo(0.0107422, 6);
     expect(c.significant).toBe(true);
     expect(c.successRateDelta).toBeCloseTo(0.8, 9);
+  });
+});
+
+describe("regressions that need evidence", () => {
+  const sig = (over: Partial<EvalRoot> = {}) =>
+    root({ minCasePassRate: 0, regressionEvidence: "significant", regressionAlpha: 0.05, ...over });
+  const flip = (id: string, base: [number, number], head: [number, number], flaky = false) => {
+    const change = compareCase(
+      { verdict: "pass", counted: base[1], passed: base[0], flaky },
+      { verdict: "fail", counted: head[1], passed: head[0] },
+    );
+    const c = gc(id, "fail", change);
+    c.decision.counts = {
+      ...c.decision.counts,
+      counted: head[1],
+      passed: head[0],
+      failed: head[1] - head[0],
+    };
+    c.decision.flaky = flaky;
+    return c;
+  };
+
+  it("base 3/3 vs 0/4 is a significant regression that fails the gate", () => {
+    const g = decideRun([sig()], [flip("a", [3, 3], [0, 4])]);
+    expect(g.verdict).toBe("fail");
+    expect(g.reasons[0]).toMatch(
+      /^shop\/a on bot: regressed: 0 of 4 attempts passed \(base 3 of 3\), p = 0\.008$/,
+    );
+  });
+
+  it("base 3/3 vs 5/10 does not block: a possible regression, reported", () => {
+    const g = decideRun([sig()], [flip("a", [3, 3], [5, 10])]);
+    expect(g.verdict).toBe("pass");
+    expect(g.warnings).toEqual([
+      "shop/a on bot: possible regression: 5 of 10 attempts passed (base 3 of 3), p = 0.106; not significant after Holm's correction over 1 case (α = 0.05)",
+    ]);
+  });
+
+  it("corrects for the number of cases compared (Holm)", () => {
+    // 3/3 → 0/3 has p = 1/64: significant alone, not among four cases compared (α/4 = 0.0125).
+    const alone = decideRun([sig()], [flip("a", [3, 3], [0, 3])]);
+    expect(alone.verdict).toBe("fail");
+    const others = ["b", "c", "d"].map((id) =>
+      gc(
+        id,
+        "pass",
+        compareCase({ verdict: "pass", counted: 3, passed: 3 }, { verdict: "pass", counted: 3, passed: 3 }),
+      ),
+    );
+    const four = decideRun([sig()], [flip("a", [3, 3], [0, 3]), ...others]);
+    expect(four.verdict).toBe("pass");
+    expect(four.warnings[0]).toContain("possible regression");
+    expect(four.warnings[0]).toContain("over 4 cases");
+    // ... and says that, with these attempts, nothing could have been significant.
+    expect(four.warnings.at(-1)).toMatch(
+      /^shop: with 3 attempts on the baseline and 3 here, no drop can be significant at α = 0\.05 over 4 cases compared; use repeat: \{min: 3, max: \d+\} or more$/,
+    );
+  });
+
+  it("evidence: any counts every flip; bundles without the field behave so", () => {
+    expect(decideRun([sig({ regressionEvidence: "any" })], [flip("a", [3, 3], [5, 10])]).verdict).toBe(
+      "fail",
+    );
+    expect(decideRun([root({ minCasePassRate: 0 })], [flip("a", [3, 3], [5, 10])]).verdict).toBe("fail");
+  });
+
+  it("a case flaky on both sides is known flaky, not a regression; a newly flaky one is called out", () => {
+    const known = flip("a", [3, 3], [0, 4], true);
+    const g = decideRun([sig()], [known]);
+    expect(g.verdict).toBe("pass");
+    expect(g.warnings).toContain(
+      "shop/a on bot: known flaky: flaky on the baseline and here, not counted as a regression",
+    );
+    const fresh = gc(
+      "b",
+      "pass",
+      compareCase(
+        { verdict: "pass", counted: 3, passed: 3, flaky: false },
+        { verdict: "pass", counted: 3, passed: 2 },
+      ),
+    );
+    fresh.decision.flaky = true;
+    expect(decideRun([sig()], [fresh]).warnings).toContain(
+      "shop/b on bot: newly flaky: stable on the baseline, flaky here",
+    );
+  });
+});
+
+describe("inconclusive cases", () => {
+  const inconclusive = (verdict: "pass" | "fail") => {
+    const c = gc("a", verdict);
+    c.decision.evidence = "inconclusive";
+    c.decision.settleAttempts = 12;
+    c.decision.counts = { ...c.decision.counts, counted: 10, passed: 5 };
+    return c;
+  };
+  it.each([
+    ["warn", "pass", "pass", 1],
+    ["warn", "fail", "fail", 1],
+    ["pass", "fail", "pass", 0],
+    ["fail", "pass", "fail", 0],
+  ] as const)("on_inconclusive: %s, point estimate %s → gate %s", (on, verdict, gate, warnings) => {
+    const g = decideRun([root({ onInconclusive: on })], [inconclusive(verdict)]);
+    expect(g.verdict).toBe(gate);
+    expect(g.warnings.length).toBe(warnings);
+    if (warnings)
+      expect(g.warnings[0]).toBe(
+        `shop/a on bot: inconclusive: 5 of 10 attempts passed, the verdict follows the point estimate (${verdict}); about 12 more attempts would likely settle it`,
+      );
+    if (on === "fail") expect(g.reasons[0]).toContain("(inconclusive; gate.on_inconclusive: fail)");
   });
 });

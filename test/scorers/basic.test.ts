@@ -23,6 +23,28 @@ describe("the command scorer", () => {
     if (r.state === "complete" && !r.passed) expect(r.reason).toBe("exit 1: not ok 1 - empty total");
   });
 
+  it.each([
+    [
+      "tap",
+      "not ok 1 - empty total / Expected values to be strictly equal: NaN !== 0 (expected 0, actual NaN)",
+    ],
+    ["spec", "✖ empty total", "Expected values to be strictly equal: NaN !== 0 (expected 0, actual NaN)"],
+  ])("keeps an assertion's expected and actual values in the reason (node --test, %s reporter)", async (reporter, ...parts) => {
+    const files = {
+      ...FILES,
+      "test/total.test.js":
+        'const test = require("node:test");\nconst assert = require("node:assert");\ntest("empty total", () => assert.strictEqual(Number.NaN, 0));\n',
+    };
+    const r = await commandScorer.run(
+      await scorerContext({
+        files,
+        options: { type: "command", run: `node --test --test-reporter=${reporter} test/total.test.js` },
+      }),
+    );
+    expect(r).toMatchObject({ state: "complete", passed: false });
+    for (const part of parts) expect(r.state === "complete" && r.reason).toContain(part);
+  });
+
   it("is an error when the program cannot start", async () => {
     const ctx = await scorerContext({ files: FILES, options: { type: "command", run: ["./no-such-check"] } });
     expect(await commandScorer.run(ctx)).toMatchObject({ state: "error" });

@@ -1,0 +1,230 @@
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { readJson, readJsonl, runCli, sh, tempDir, writeFiles } from "../helpers.js";
+
+interface Row {
+  target: string;
+  verdict: string;
+  evidence?: string;
+  settle_attempts?: number | null;
+  attempts: { planned: number; counted: number; passed: number };
+  runs: { attempt: number }[];
+  change: { change: string; p_value: number | null } | null;
+  summary_path: string;
+}
+interface Summary {
+  gate: { verdict: string; reasons: string[]; warnings: string[] };
+}
+
+/**
+ * A scripted agent: mode pass always fixes the file, fail never does, alternate fixes it on odd
+ * attempts only (a deterministic 50 % agent). The mode is the target's MODE, else the file `mode`
+ * next to the eval file (so that a base and a head run of one target can differ).
+ */
+function suite(gate: string, targets: string): string {
+  const dir = tempDir();
+  writeFiles(dir, {
+    "app/answer.txt": "wrong\n",
+    "agent.sh": `#!/bin/sh
+MODE=\${MODE:-$(cat "${dir}/mode")}
+case "$MODE" in
+  pass) echo right > answer.txt ;;
+  alternate) [ $((EVALGATE_ATTEMPT % 2)) -eq 1 ] && echo right > answer.txt ;;
+esac
+exit 0
+`,
+    "a.eval.yaml": `name: adaptive
+targets: ${targets}
+repeat: { min: 3, max: 10 }
+concurrency: 2
+gate: ${gate}
+workspace: { seed: { path: app } }
+tests:
+  - { id: answer, instruction: "write right", scorers: [{ type: file, path: answer.txt, contains: right }] }
+`,
+  });
+  sh("chmod +x agent.sh", dir);
+  return dir;
+}
+
+const target = (name: string, mode: string) =>
+  `{ name: ${name}, provider: command, command: ["./agent.sh"], env: { MODE: ${mode} } }`;
+
+describe("adaptive attempts in a real run", () => {
+  it("gives a flaky agent more attempts than a stable one, neither past max", () => {
+    const dir = suite(
+      "{ policy: attempt_success_rate_at_least, threshold: 0.5 }",
+      `[${target("flaky", "alternate")}, ${target("stable", "pass")}]`,
+    );
+    const r = runCli(["run", "--out", "b"], dir);
+    const rows = readJsonl<Row>(path.join(dir, "b/index.jsonl"));
+    const flaky = rows.find((x) => x.target === "flaky")!;
+    const stable = rows.find((x) => x.target === "stable")!;
+    expect(stable.attempts).toMatchObject({ planned: 3, counted: 3, passed: 3 });
+    expect(stable.evidence).toBe("decided");
+    expect(flaky.attempts.counted).toBeGreaterThan(stable.attempts.counted);
+    expect(flaky.attempts.counted).toBe(10);
+    expect(Math.max(...flaky.runs.map((x) => x.attempt))).toBe(10);
+    // 5 of 10 sits on the threshold: the point estimate passes it, reported as inconclusive.
+    expect(flaky).toMatchObject({ verdict: "pass", evidence: "inconclusive" });
+    const caseSummary = readJson<{ evidence: string; repeat: unknown }>(
+      path.join(dir, "b", flaky.summary_path),
+    );
+    expect(caseSummary).toMatchObject({ evidence: "inconclusive", repeat: { min: 3, max: 10 } });
+    const summary = readJson<Summary>(path.join(dir, "b/summary.json"));
+    expect(r.code).toBe(0);
+    expect(summary.gate.warnings.join("\n")).toContain(
+      "adaptive/answer on flaky: inconclusive: 5 of 10 attempts passed, the verdict follows the point estimate (pass)",
+    );
+  });
+
+  it("on_inconclusive: fail fails the gate on that case; --repeat N keeps a fixed count", () => {
+    const dir = suite(
+      "{ policy: attempt_success_rate_at_least, threshold: 0.5, on_inconclusive: fail }",
+      `[${target("flaky", "alternate")}]`,
+    );
+    const r = runCli(["run", "--out", "b"], dir);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain("(inconclusive; gate.on_inconclusive: fail)");
+    runCli(["run", "--out", "fixed", "--repeat", "4"], dir);
+    expect(readJsonl<Row>(path.join(dir, "fixed/index.jsonl"))[0]!.attempts.counted).toBe(4);
+    runCli(["run", "--out", "range", "--repeat", "2..4"], dir);
+    expect(readJsonl<Row>(path.join(dir, "range/index.jsonl"))[0]!.attempts.counted).toBe(4);
+    const bad = runCli(["run", "--repeat", "5..3"], dir);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--repeat MIN..MAX needs 1 <= MIN <= MAX");
+  });
+});
+
+describe("regressions that need evidence, in a real run", () => {
+  // min_case_pass_rate: 0, so that only the regression rule can block the merge.
+  const gate = "{ policy: all_attempts_successful, min_case_pass_rate: 0 }";
+
+  it("base 3/3 vs an agent that now always fails: a significant regression that fails the gate", () => {
+    const dir = suite(gate, `[{ name: bot, provider: command, command: ["./agent.sh"] }]`);
+    writeFiles(dir, { mode: "pass" });
+    expect(runCli(["run", "--out", "base"], dir).code).toBe(0);
+    writeFiles(dir, { mode: "fail" });
+    const head = runCli(["run", "--out", "head", "--baseline", "base"], dir);
+    expect(head.code).toBe(1);
+    const row = readJsonl<Row>(path.join(dir, "head/index.jsonl"))[0]!;
+    expect(row.attempts.counted).toBe(3);
+    expect(row.change).toMatchObject({ change: "regressed" });
+    expect(row.change!.p_value).toBeCloseTo(1 / 64, 6);
+    expect(head.stdout).toContain(
+      "adaptive/answer on bot: regressed: 0 of 3 attempts passed (base 3 of 3), p = 0.016",
+    );
+  });
+
+  it("base 3/3 vs an agent at 50 %: no blocked merge, a possible regression reported", () => {
+    const dir = suite(gate, `[{ name: bot, provider: command, command: ["./agent.sh"] }]`);
+    writeFiles(dir, { mode: "pass" });
+    runCli(["run", "--out", "base"], dir);
+    writeFiles(dir, { mode: "alternate" });
+    const head = runCli(["run", "--out", "head", "--baseline", "base"], dir);
+    expect(head.code).toBe(0);
+    const row = readJsonl<Row>(path.join(dir, "head/index.jsonl"))[0]!;
+    expect(row.verdict).toBe("fail");
+    // The drop stayed open for a while: more attempts than min, never past max.
+    expect(row.attempts.counted).toBeGreaterThan(3);
+    expect(row.attempts.counted).toBeLessThanOrEqual(10);
+    const summary = readJson<Summary>(path.join(dir, "head/summary.json"));
+    expect(summary.gate.verdict).toBe("pass");
+    expect(summary.gate.warnings.join("\n")).toMatch(
+      /adaptive\/answer on bot: possible regression: \d+ of \d+ attempts passed \(base 3 of 3\), p = 0\.\d+; not significant after Holm's correction over 1 case \(α = 0\.05\)/,
+    );
+  });
+});
+
+describe("eval files that set repeat", () => {
+  it("refuses a range whose max is below its min, naming file and key", () => {
+    const dir = suite("{ policy: all_attempts_successful }", `[${target("bot", "pass")}]`);
+    sh("sed -i 's/^repeat: .*/repeat: { min: 5, max: 3 }/' a.eval.yaml", dir);
+    const r = runCli(["validate"], dir);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/a\.eval\.yaml:\d+: repeat: max must be at least min/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it("validate warns when the attempts can never make a regression significant", () => {
+    const dir = suite("{ policy: all_attempts_successful }", `[${target("bot", "pass")}]`);
+    sh("sed -i 's/^repeat: .*/repeat: 2/' a.eval.yaml", dir);
+    const r = runCli(["validate"], dir);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(
+      "note: a.eval.yaml: gate.regressions: with 2 attempts on each side no drop can be significant at α = 0.05; use repeat: {min: 3, max: 3}",
+    );
+    // The plain form stays valid; ignore, or 3 attempts a side, say nothing.
+    sh("sed -i 's/^repeat: .*/repeat: 3/' a.eval.yaml", dir);
+    expect(runCli(["validate"], dir).stdout).not.toContain("note:");
+    sh("sed -i 's/^repeat: .*/repeat: 2/; s/^gate: .*/gate: { regressions: ignore }/' a.eval.yaml", dir);
+    expect(runCli(["validate"], dir).stdout).not.toContain("note:");
+  });
+});
+
+describe("the evidence of a failing scorer in the reports", () => {
+  it("the reason keeps expected/actual; the comment and report.html show the end of the scorer's log", () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      "app/total.js": "module.exports = () => Number.NaN;\n",
+      "app/total.test.js":
+        'const test = require("node:test");\nconst assert = require("node:assert");\ntest("empty total", () => assert.strictEqual(require("./total.js")(), 0));\n',
+      "agent.sh": "#!/bin/sh\nexit 0\n",
+      "r.eval.yaml": `name: evidence
+targets: [{ name: bot, provider: command, command: ["./agent.sh"] }]
+workspace: { seed: { path: app } }
+tests:
+  - id: total
+    instruction: "fix total"
+    scorers: [{ name: unit, type: command, run: "node --test --test-reporter=spec total.test.js; echo scorer-log-end-marker; exit 1" }]
+`,
+    });
+    sh("chmod +x agent.sh", dir);
+    const r = runCli(["run", "--out", "b"], dir);
+    expect(r.code).toBe(1);
+    const comment = readFileSync(path.join(dir, "b/comment.md"), "utf8");
+    expect(comment).toContain("Expected values to be strictly equal: NaN !== 0 (expected 0, actual NaN)");
+    expect(comment).toMatch(
+      /Log of scorer `unit` in attempt 1[^:]*:\n\n```text\n[\s\S]*scorer-log-end-marker\n```/,
+    );
+    const html = readFileSync(path.join(dir, "b/report.html"), "utf8");
+    expect(html).toContain("<summary>log, the last lines</summary>");
+    expect(html).toContain("scorer-log-end-marker");
+    expect(html).toContain('<svg class="timeline"');
+  });
+});
+
+describe("verify_repeats", () => {
+  it("an attempt whose scorers disagree with themselves is a verifier_flake, kept but not counted", () => {
+    const dir = tempDir();
+    // The check passes on its 1st and 3rd run, fails on the 2nd: a flaky verifier, not the agent.
+    writeFiles(dir, {
+      "app/x.txt": "x\n",
+      "agent.sh": "#!/bin/sh\necho changed >> x.txt\nexit 0\n",
+      "check.sh": `#!/bin/sh\nn=$(cat "${dir}/count" 2>/dev/null || echo 0); n=$((n + 1)); echo $n > "${dir}/count"\n[ $((n % 2)) -eq 1 ]\n`,
+      "v.eval.yaml": `name: verify
+targets: [{ name: bot, provider: command, command: ["./agent.sh"] }]
+workspace: { seed: { path: app } }
+tests:
+  - id: t
+    instruction: "change x"
+    verify_repeats: 2
+    scorers: [{ name: check, type: command, run: ["${dir}/check.sh"] }]
+`,
+    });
+    sh("chmod +x agent.sh check.sh", dir);
+    const r = runCli(["run", "--out", "b"], dir);
+    const row = readJsonl<
+      Row & { classification: string; reason: string; runs: { failure_kind: string | null; dir: string }[] }
+    >(path.join(dir, "b/index.jsonl"))[0]!;
+    expect(row.runs[0]!.failure_kind).toBe("verifier_flake");
+    expect(row.classification).toBe("verifier_flake");
+    expect(row.attempts.counted).toBe(0);
+    expect(row.verdict).toBe("error");
+    expect(row.reason).toContain("no attempt could be counted");
+    // The reruns' logs are kept beside the first.
+    expect(existsSync(path.join(dir, "b", row.runs[0]!.dir, "verify-2/scorers/check.log"))).toBe(true);
+    expect(r.code).toBe(1);
+  });
+});
