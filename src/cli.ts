@@ -9,7 +9,7 @@ import { compareBundles } from "./bundle/compare.js";
 import { mergeBundles } from "./bundle/merge.js";
 import { type Bundle, bundleErrorAsUsage, readBundleAs } from "./bundle/read.js";
 import { loadReportView } from "./bundle/report-view.js";
-import { parsePositiveInt, parseShard, splitList } from "./config/args.js";
+import { parseConcurrency, parseRepeat, parseShard, splitList } from "./config/args.js";
 import { ConfigError, EXIT, UsageError } from "./config/errors.js";
 import { loadPlan } from "./config/plan.js";
 import { StreamLogger } from "./log.js";
@@ -88,12 +88,12 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
     .option(
       "--repeat <n>",
       "attempts per (test, target), overriding the eval files",
-      flag(parsePositiveInt, "--repeat"),
+      flag(parseRepeat, "--repeat"),
     )
     .option(
       "--concurrency <n>",
       "attempts at once (default: the eval files' setting, else CPU count)",
-      flag(parsePositiveInt, "--concurrency"),
+      flag(parseConcurrency, "--concurrency"),
     )
     .option("--out <dir>", "the bundle folder (default: .evalgate/results/<run_id>)")
     .option(
@@ -162,7 +162,7 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
     .option(
       "--attempts <n>",
       "with --solvable: attempts of each (default 1)",
-      flag(parsePositiveInt, "--attempts"),
+      flag(parseRepeat, "--attempts"),
     )
     .option(
       "--test <glob>",
@@ -170,7 +170,7 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
       collect,
     )
     .option("--tag <tag>", "with --solvable: only tests with this tag (repeatable)", collect)
-    .option("--concurrency <n>", "with --solvable: attempts at once", flag(parsePositiveInt, "--concurrency"))
+    .option("--concurrency <n>", "with --solvable: attempts at once", flag(parseConcurrency, "--concurrency"))
     .option("--out <dir>", "with --solvable: keep the bundle of the check here (default: not kept)")
     .option("--json", "with --solvable: print the report as JSON")
     .action(async (paths: string[], o: Record<string, unknown>) => {

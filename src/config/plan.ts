@@ -29,7 +29,17 @@ import {
 import { discoverEvalFiles } from "./discover.js";
 import { parseDuration } from "./duration.js";
 import { type ConfigProblem, didYouMean, ProblemList, UsageError } from "./errors.js";
-import { keyPath, lineOf, type PathKey, readYaml, validate, type YamlSource } from "./load.js";
+import {
+  filePath,
+  keyPath,
+  lineOf,
+  mayFollowFromPruned,
+  type PathKey,
+  prunedUnder,
+  readYaml,
+  validateSalvaged,
+  type YamlSource,
+} from "./load.js";
 import {
   caseFileSchema,
   type EvalFileInput,
@@ -144,10 +154,14 @@ class Planner {
   }
 
   problem(src: YamlSource, at: readonly PathKey[], message: string, hint?: string, key?: string): void {
+    const full = key ? [...at, key] : at;
+    // Schema errors were reported and the bad parts dropped: a problem that may only be their echo
+    // (a weight sum without the dropped scorer) waits for the next validate.
+    if (mayFollowFromPruned(src, full)) return;
     const p: ConfigProblem = {
       file: src.display,
       line: lineOf(src, at, key),
-      key: keyPath(key ? [...at, key] : at) || undefined,
+      key: keyPath(filePath(src, full)) || undefined,
       message,
     };
     if (hint) p.hint = hint;
@@ -169,7 +183,7 @@ class Planner {
           });
           return undefined;
         }
-        const file = validate(evalFileSchema, src, this.problems);
+        const file = validateSalvaged(evalFileSchema, src, this.problems);
         if (!file) return undefined;
         const name = file.name ?? path.basename(abs).replace(/\.eval\.ya?ml$|\.ya?ml$/, "");
         return { src, file, dir: path.dirname(abs), evalPath: this.evalPathOf(abs), name };
@@ -443,7 +457,7 @@ class Planner {
             continue;
           }
           caseSrc.value = Array.isArray(value) ? value : [value];
-          const list = validate(caseFileSchema, caseSrc, this.problems);
+          const list = validateSalvaged(caseFileSchema, caseSrc, this.problems);
           if (!list) continue;
           await this.collect(list, caseSrc, [], path.dirname(m), owner, root, [...stack, m], out);
         }
@@ -628,7 +642,9 @@ class Planner {
     const gate = policy.gate ?? {};
     const p = gate.policy ?? "all_attempts_successful";
     const needsThreshold = p === "attempt_success_rate_at_least" || p === "mean_pass_rate_at_least";
-    if (needsThreshold && gate.threshold === undefined) {
+    // A policy or threshold dropped for a schema error was reported; their pairing is checked next time.
+    const unsure = prunedUnder(src, ["gate"]);
+    if (!unsure && needsThreshold && gate.threshold === undefined) {
       this.problem(
         src,
         ["gate", "policy"],
@@ -636,7 +652,7 @@ class Planner {
         "add gate.threshold: a number in [0, 1], e.g. 0.67",
       );
     }
-    if (!needsThreshold && gate.threshold !== undefined) {
+    if (!unsure && !needsThreshold && gate.threshold !== undefined) {
       this.problem(
         src,
         ["gate", "threshold"],
@@ -861,7 +877,7 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
     if (test.targets) {
       const known = owner.targets.map((t) => t.name);
       test.targets.forEach((name, i) => {
-        if (!known.includes(name)) {
+        if (!known.includes(name) && !prunedUnder(ownerFile.src, ["targets"])) {
           const guess = didYouMean(name, known);
           planner.problem(
             rec.src,

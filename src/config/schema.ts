@@ -4,7 +4,8 @@
  * Keys are snake_case, as users type them; `plan.ts` turns the validated file into camelCase.
  */
 import { z } from "zod";
-import { DURATION_PATTERN } from "./duration.js";
+import { MAX_CONCURRENCY, MAX_REPEAT } from "./args.js";
+import { DURATION_PATTERN, DURATION_RANGE, durationInRange } from "./duration.js";
 import { SIZE_PATTERN } from "./size.js";
 
 export const duration = z
@@ -12,7 +13,8 @@ export const duration = z
     z.string().regex(DURATION_PATTERN, 'a duration such as "90s", "20m" or "1h"'),
     z.number().positive(),
   ])
-  .describe('A duration: "90s", "20m", "1h", "1h30m", "500ms", or a number of seconds');
+  .refine(durationInRange, DURATION_RANGE)
+  .describe('A duration between 1s and 24h: "90s", "20m", "1h", "1h30m", "1500ms", or a number of seconds');
 
 export const size = z
   .union([
@@ -29,8 +31,17 @@ const rate = z.number().min(0).max(1);
 
 export const SLUG_RULE = "ASCII letters, digits, '.', '_' and '-', starting with a letter or digit";
 
+/**
+ * The longest test id, target or scorer name: each becomes a file name (`scorers/<name>.log`, a
+ * result folder, a workspace), and file systems take at most 255 bytes per name.
+ */
+export const MAX_NAME_LENGTH = 100;
+
 /** A name that is safe as a file name in the bundle and readable in a comment. */
-const slug = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, SLUG_RULE);
+const slug = z
+  .string()
+  .max(MAX_NAME_LENGTH)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, SLUG_RULE);
 
 /** The nearest name that follows SLUG_RULE, for the hint: "Café au lait/2" → "Cafe-au-lait-2". */
 export function suggestSlug(text: string): string | undefined {
@@ -445,7 +456,7 @@ export const testSchema = z
     threshold: rate.optional().describe("The attempt passes when score >= threshold (default 1.0)"),
     tags: z.array(z.string()).optional(),
     targets: z.array(z.string()).optional().describe("Run only these targets (by name)"),
-    repeat: z.number().int().min(1).max(1000).optional(),
+    repeat: z.number().int().min(1).max(MAX_REPEAT).optional(),
     timeout: duration.optional().describe("Agent timeout for this test"),
     workspace: workspaceSchema.optional(),
     scorers: z.array(scorerSchema).optional(),
@@ -471,8 +482,20 @@ export const evalFileSchema = z
     description: z.string().optional(),
     tags: z.record(z.string(), z.string()).optional().describe("Run metadata recorded in the bundle"),
     targets: z.array(targetSchema).optional(),
-    repeat: z.number().int().min(1).max(1000).optional().describe("Attempts per (test, target); default 1"),
-    concurrency: z.number().int().min(1).max(256).optional().describe("Attempts at once; default: CPU count"),
+    repeat: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_REPEAT)
+      .optional()
+      .describe("Attempts per (test, target); default 1"),
+    concurrency: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_CONCURRENCY)
+      .optional()
+      .describe("Attempts at once; default: CPU count"),
     timeouts: z
       .strictObject({ setup: duration.optional(), agent: duration.optional(), scorer: duration.optional() })
       .optional(),
