@@ -103,8 +103,14 @@ function redactingLogger(logger: Logger, r: Redactor): Logger {
   return wrapped;
 }
 
-export async function runEvals(opts: RunOptions, deps: RunDeps): Promise<RunOutcome> {
-  const plan = shardPlan(await loadPlan({ ...opts, checkSecrets: true }), opts.shard);
+/** The plan a run executes: every eval file checked, this shard's cases. Throws ConfigError. */
+export async function planRun(opts: RunOptions): Promise<Plan> {
+  return shardPlan(await loadPlan({ ...opts, checkSecrets: true }), opts.shard);
+}
+
+/** Runs the eval files (or `planned`, from {@link planRun} with the same options) and writes the bundle. */
+export async function runEvals(opts: RunOptions, deps: RunDeps, planned?: Plan): Promise<RunOutcome> {
+  const plan = planned ?? (await planRun(opts));
   for (const note of plan.notes) deps.logger.info(`note: ${note}`);
   const given = opts.baseline || undefined;
   const baseline = typeof given === "string" ? await readBundleAs(given, "--baseline") : given;

@@ -12,7 +12,7 @@ import type { WireSummary } from "../bundle/wire.js";
 import { ACTION_NAMING } from "../config/args.js";
 import { UsageError } from "../config/errors.js";
 import type { Logger } from "../log.js";
-import { newRunId, type RunOptions, runEvals } from "../pipeline.js";
+import { newRunId, planRun, type RunOptions, runEvals } from "../pipeline.js";
 import { LineProgress } from "../report/console.js";
 import type { ReportView } from "../report/view.js";
 import { ChildProcessRunner } from "../sandbox/process.js";
@@ -152,6 +152,8 @@ async function runMode(
   await guardPullRequestTarget(inputs, ctx);
   const projectRoot = await repositoryRoot(options.cwd);
   await warnPersistedCredentials(projectRoot, deps.logger);
+  // The eval files are checked before anything is downloaded: a wrong path fails at once.
+  const plan = await planRun({ ...options, projectRoot });
   // A shard's comparison is redone when the shards are merged: only the merge step fetches a baseline.
   const base = options.shard
     ? { note: "shards are compared when merged" }
@@ -173,6 +175,7 @@ async function runMode(
         ...(base.bundle ? { baseline: base.bundle } : {}),
       },
       { runner: new ChildProcessRunner(), progress: new LineProgress(process.stdout), logger: deps.logger },
+      plan,
     );
   } finally {
     deps.logger.groupEnd?.();
