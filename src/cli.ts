@@ -12,6 +12,7 @@ import { loadReportView } from "./bundle/report-view.js";
 import { parseConcurrency, parseRepeat, parseShard, splitList } from "./config/args.js";
 import { ConfigError, EXIT, UsageError } from "./config/errors.js";
 import { loadPlan } from "./config/plan.js";
+import { INIT_AGENTS, type InitAgent, initRepository, renderInit } from "./init.js";
 import { StreamLogger } from "./log.js";
 import { newRunId, type RunOptions, runEvals } from "./pipeline.js";
 import { COMMENT_MAX_CHARS, renderComment } from "./report/comment.js";
@@ -150,6 +151,19 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
         throw new Exit(EXIT.pass);
       }
       throw new Exit(result.summary.gate.verdict === "pass" ? EXIT.pass : EXIT.fail);
+    });
+
+  program
+    .command("init")
+    .description("write a starter eval suite and .github/workflows/evals.yml (never overwrites a file)")
+    .addOption(
+      new Option("--agent <agent>", "the agent under test").choices(INIT_AGENTS).default("claude-code"),
+    )
+    .option("--dir <dir>", "the suite's folder", "evals")
+    .action(async (o: { agent: InitAgent; dir: string }) => {
+      const root = await repositoryRoot(cwd);
+      stdout.write(renderInit(await initRepository({ root, cwd, agent: o.agent, dir: o.dir })));
+      throw new Exit(EXIT.pass);
     });
 
   program
