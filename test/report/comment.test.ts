@@ -106,6 +106,22 @@ describe("the PR comment", () => {
     expect(md).not.toMatch(/[\u001b\u202e\u0000]/);
   });
 
+  it("does not let an agent's bare URLs or GH-123 references autolink", () => {
+    const view = hostileRun();
+    const planted = "see https://evil.example/x, HTTP://evil.example, www.evil.example and GH-123 or gh-7";
+    view.cases[0]!.runs[0]!.message = planted;
+    view.cases[0]!.runs[0]!.evidence!.scorers![0]!.reason = planted;
+    const md = renderComment(view, { key: "default", maxChars: 65_536, updatedAt });
+    const facts = checkComment(md);
+    expect(facts.hrefs.filter((h) => h.includes("evil"))).toEqual([]);
+    // What GitHub itself autolinks, looked for in the rendered text outside code.
+    expect(facts.text).not.toMatch(/\b[a-z][a-z0-9+.-]*:\/\//i);
+    expect(facts.text).not.toMatch(/\bwww\./i);
+    expect(facts.text).not.toMatch(/\bGH-\d/i);
+    // Still readable: only zero-width joiners were added.
+    expect(facts.text.replaceAll("\u200D", "")).toContain(planted);
+  });
+
   it("builds the marker from the key and keeps it a valid HTML comment", () => {
     expect(commentMarker("default")).toBe("<!-- evalgate:comment key=default -->");
     expect(commentMarker("my-suite/claude")).toBe("<!-- evalgate:comment key=my-suite/claude -->");
