@@ -130,6 +130,28 @@ tests:
   });
 });
 
+describe("validate checks seeds that are not there", () => {
+  it("a local git repository or file:// URL that does not exist is exit 2, like a missing folder", () => {
+    const r = validate({
+      "a.eval.yaml": `${TARGETS}tests:
+  - id: one
+    instruction: x
+    workspace: { seed: { git: { url: ./no-such-repo, ref: main } } }
+    scorers: [{ type: command, run: "true" }]
+  - id: two
+    instruction: x
+    workspace: { seed: { git: { url: "file:///nonexistent/evalgate/repo" } } }
+    scorers: [{ type: command, run: "true" }]
+`,
+    });
+    expect(r.code).toBe(2);
+    expect(heads(r.stderr)).toEqual([
+      "a.eval.yaml:6: tests[0].workspace.seed.git.url: git repository no-such-repo does not exist",
+      "a.eval.yaml:10: tests[1].workspace.seed.git.url: git repository /nonexistent/evalgate/repo does not exist",
+    ]);
+  });
+});
+
 describe("validate checks the bounds", () => {
   const file = (extra: string, test = "") => ({
     "a.eval.yaml": `${TARGETS}workspace: { seed: { empty: true } }
