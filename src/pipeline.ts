@@ -11,7 +11,7 @@ import { type Bundle, readBundleAs, rowKey } from "./bundle/read.js";
 import { writeReports } from "./bundle/reports.js";
 import { buildSummary, gateFromRows, wireEvals } from "./bundle/summary.js";
 import type { WireIndexRow, WireSummary } from "./bundle/wire.js";
-import { BundleWriter, checkNewBundleFolder, type FinishedCase } from "./bundle/write.js";
+import { BundleWriter, checkNewBundleFolder, defaultBundleDir, type FinishedCase } from "./bundle/write.js";
 import { UsageError } from "./config/errors.js";
 import { loadPlan, type PlanOptions } from "./config/plan.js";
 import { identityKey, type Plan } from "./config/types.js";
@@ -168,7 +168,8 @@ async function executeAndWrite(
   const bwrap = await sandboxProgram(plan);
   const startedAt = new Date();
   const runId = newRunId(startedAt);
-  const bundleDir = path.resolve(opts.cwd, opts.out ?? path.join(".evalgate", "results", runId));
+  const bundleDir =
+    opts.out !== undefined ? path.resolve(opts.cwd, opts.out) : await defaultBundleDir(opts.cwd, runId);
   const workRoot = path.resolve(opts.workDir ?? path.join(tempRoot(), `evalgate-${runId}`));
   if (opts.out !== undefined) await checkNewBundleFolder(bundleDir, opts.out, opts.naming);
   const bundle = new BundleWriter(bundleDir, redactor);

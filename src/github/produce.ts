@@ -9,6 +9,7 @@ import { glob, isDynamicPattern } from "tinyglobby";
 import { mergeBundles } from "../bundle/merge.js";
 import { type Bundle, bundleErrorAsUsage, readBundleAs } from "../bundle/read.js";
 import type { WireSummary } from "../bundle/wire.js";
+import { defaultBundleDir } from "../bundle/write.js";
 import { ACTION_NAMING } from "../config/args.js";
 import { UsageError } from "../config/errors.js";
 import type { Logger } from "../log.js";
@@ -263,7 +264,7 @@ async function mergeMode(
       : await bundleDirs(mode.from, inputs.cwd);
   const base = await resolveBaseline(inputs, ctx, deps);
   const runId = newRunId();
-  const out = path.resolve(inputs.cwd, mode.out ?? path.join(".evalgate", "results", runId));
+  const out = mode.out ? path.resolve(inputs.cwd, mode.out) : await defaultBundleDir(inputs.cwd, runId);
   const merged = await bundleErrorAsUsage(
     mergeBundles({
       bundles: dirs,

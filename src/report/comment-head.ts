@@ -35,17 +35,24 @@ export function contextOf(view: ReportView, options: CommentOptions): Context {
   };
 }
 
-function gatedRegressions(view: ReportView): number {
+function gatedRegressions(view: Pick<ReportView, "cases" | "suites">): number {
   const rule = new Map(view.suites.map((s) => [s.evalPath, s.regressions]));
   return view.cases.filter(
     (c) => c.change?.change === "regressed" && (rule.get(c.rootEvalPath) ?? "fail") === "fail",
   ).length;
 }
 
-export function headline(view: ReportView): string {
+/** What the verdict text needs of the run. */
+export type VerdictFacts = Pick<ReportView, "gate" | "counts" | "cases" | "suites">;
+
+/**
+ * "gate failed: 2 regressions, 1 errored case": the verdict and its leading reason (regressions
+ * first). The comment's headline and the check run's title both say it, so they never disagree.
+ */
+export function verdictText(view: VerdictFacts): string {
   if (view.gate.verdict === "pass") {
     const w = view.gate.warnings.length;
-    return `## ✅ evalgate — gate passed${w ? ` with ${plural(w, "warning")}` : ""}\n\n`;
+    return `gate passed${w ? ` with ${plural(w, "warning")}` : ""}`;
   }
   const parts: string[] = [];
   const regressions = gatedRegressions(view);
@@ -53,7 +60,11 @@ export function headline(view: ReportView): string {
   if (view.counts.errored) parts.push(plural(view.counts.errored, "errored case"));
   if (view.gate.budgetStops.length) parts.push("budget spent");
   if (parts.length === 0) parts.push(plural(view.counts.failed, "failing case"));
-  return `## ❌ evalgate — gate failed: ${parts.join(", ")}\n\n`;
+  return `gate failed: ${parts.join(", ")}`;
+}
+
+export function headline(view: ReportView): string {
+  return `## ${view.gate.verdict === "pass" ? "✅" : "❌"} evalgate — ${verdictText(view)}\n\n`;
 }
 
 type BaseTotals = Omit<TargetNumbers, "name" | "provider" | "model" | "usage"> & { costUsd: number | null };
