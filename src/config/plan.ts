@@ -132,6 +132,8 @@ interface TestRecord {
 
 class Planner {
   readonly problems = new ProblemList();
+  /** Warnings that do not stop a run (an old spelling), shown by validate and run as notes. */
+  readonly notes = new Set<string>();
   private readonly cache = new Map<string, Promise<LoadedEval | undefined>>();
   readonly suiteFiles = new Set<string>();
   private readonly targetCache = new Map<LoadedEval, TargetSpec[]>();
@@ -191,6 +193,31 @@ class Planner {
       this.cache.set(abs, p);
     }
     return p;
+  }
+
+  /**
+   * A key with an old and a new name (`threshold` → `min_rate` / `min_score`): the value under
+   * either, a warning for the old one, a problem for both.
+   */
+  renamed(
+    src: YamlSource,
+    at: PathKey[],
+    holder: Record<string, unknown>,
+    old: string,
+    now: string,
+    meaning: string,
+  ): number | undefined {
+    const oldValue = holder[old] as number | undefined;
+    const newValue = holder[now] as number | undefined;
+    if (oldValue !== undefined && newValue !== undefined) {
+      this.problem(src, [...at, old], `${old} and ${now} are the same setting`, `keep ${now} only`);
+    } else if (oldValue !== undefined) {
+      const where = `${src.display}:${lineOf(src, [...at, old]) ?? "?"}`;
+      this.notes.add(
+        `${where}: ${keyPath(filePath(src, [...at, old]))} is the old name of ${now} (${meaning}); it still works, rename it to ${now}`,
+      );
+    }
+    return newValue ?? oldValue;
   }
 
   /** Targets declared by an eval file, resolved against its folder. */
@@ -639,7 +666,9 @@ class Planner {
   }
 
   caseGate(policy: Policy, src: YamlSource): CaseGate {
-    const gate = policy.gate ?? {};
+    const given = policy.gate ?? {};
+    const minRate = this.renamed(src, ["gate"], given, "threshold", "min_rate", "the rate a case needs");
+    const gate = { ...given, threshold: minRate };
     const p = gate.policy ?? "all_attempts_successful";
     const needsThreshold = p === "attempt_success_rate_at_least" || p === "mean_pass_rate_at_least";
     // A policy or threshold dropped for a schema error was reported; their pairing is checked next time.
@@ -648,16 +677,16 @@ class Planner {
       this.problem(
         src,
         ["gate", "policy"],
-        `policy ${p} needs a threshold`,
-        "add gate.threshold: a number in [0, 1], e.g. 0.67",
+        `policy ${p} needs a min_rate`,
+        "add gate.min_rate: a number in [0, 1], e.g. 0.67",
       );
     }
     if (!unsure && !needsThreshold && gate.threshold !== undefined) {
       this.problem(
         src,
-        ["gate", "threshold"],
-        `policy ${p} takes no threshold`,
-        "remove threshold, or use attempt_success_rate_at_least / mean_pass_rate_at_least",
+        ["gate", given.min_rate !== undefined ? "min_rate" : "threshold"],
+        `policy ${p} takes no min_rate`,
+        "remove it, or use attempt_success_rate_at_least / mean_pass_rate_at_least",
       );
     }
     const onError = gate.on_error ?? "fail";
@@ -934,7 +963,15 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
         test: {
           id: test.id,
           instruction,
-          threshold: test.threshold ?? 1,
+          threshold:
+            planner.renamed(
+              rec.src,
+              rec.at,
+              test,
+              "threshold",
+              "min_score",
+              "the score an attempt needs to pass",
+            ) ?? 1,
           tags: test.tags ?? [],
           workspace: { ...ws, ...guards },
           scorers,
@@ -1018,5 +1055,11 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
   const concurrencies = roots.map((r) => r.concurrency).filter((c): c is number => c !== undefined);
   const concurrency =
     opts.concurrency ?? (concurrencies.length > 0 ? Math.min(...concurrencies) : os.availableParallelism());
-  return { projectRoot: planner.projectRoot, roots, cases: selected, concurrency, notes };
+  return {
+    projectRoot: planner.projectRoot,
+    roots,
+    cases: selected,
+    concurrency,
+    notes: [...planner.notes, ...notes],
+  };
 }

@@ -410,9 +410,12 @@ export const gateSchema = z
       .enum(GATE_POLICIES)
       .optional()
       .describe("How a case's attempts become its verdict (default all_attempts_successful)"),
-    threshold: rate
+    min_rate: rate
       .optional()
-      .describe("For attempt_success_rate_at_least and mean_pass_rate_at_least: a number in [0, 1]"),
+      .describe(
+        "For attempt_success_rate_at_least and mean_pass_rate_at_least: the rate a case needs, in [0, 1]",
+      ),
+    threshold: rate.optional().describe("The old name of min_rate (still accepted, with a warning)"),
     on_error: z
       .enum(ON_ERROR)
       .optional()
@@ -453,7 +456,12 @@ export const testSchema = z
       .optional()
       .describe("A file holding the instruction, relative to the eval file"),
     reference: z.string().min(1).optional().describe("A known-good patch, relative to the eval file"),
-    threshold: rate.optional().describe("The attempt passes when score >= threshold (default 1.0)"),
+    min_score: rate
+      .optional()
+      .describe(
+        "An attempt passes when its score >= min_score and every required scorer passed (default 1.0)",
+      ),
+    threshold: rate.optional().describe("The old name of min_score (still accepted, with a warning)"),
     tags: z.array(z.string()).optional(),
     targets: z.array(z.string()).optional().describe("Run only these targets (by name)"),
     repeat: z.number().int().min(1).max(MAX_REPEAT).optional(),
