@@ -144,7 +144,8 @@ function attemptHtml(r: RunView): string {
     const title = s.files.length
       ? `Diff: +${s.additions} −${s.deletions}, ${plural(s.files.length, "file")}`
       : "Diff: no changes";
-    if (e.diff) parts.push(excerptBlock(title, e.diff, "diff", r.status !== "passed"));
+    // An empty diff.patch is "no changes" in words, never an empty box.
+    if (e.diff?.text.trim()) parts.push(excerptBlock(title, e.diff, "diff", r.status !== "passed"));
     else if (s.files.length)
       parts.push(`<p>${esc(title)} · ${fileLink(`${r.dir}/diff.patch`, "diff.patch")}</p>`);
     else parts.push(`<p class="muted">${esc(title)}</p>`);

@@ -122,6 +122,27 @@ describe("the PR comment", () => {
     expect(facts.text.replaceAll("\u200D", "")).toContain(planted);
   });
 
+  it("shows no $0.00 (±$0.00) or 0 (±0) for a target whose attempts reported no usage", () => {
+    const view = passingRun();
+    const none = {
+      inputTokens: 0,
+      outputTokens: 0,
+      cachedTokens: 0,
+      costUsd: 0,
+      attempts: 9,
+      attemptsWithoutUsage: 9,
+    };
+    view.targets[0]!.usage = { ...none };
+    view.comparison!.targets![0]!.usage = { ...none };
+    const md = renderComment(view, { key: "k", maxChars: 65_536 });
+    const row = md.split("\n").find((l) => l.startsWith("| claude |"))!;
+    expect(row).toBe("| claude | 3 | 0 | 0 | 0 | 100 % (±0 pp) | — | — |");
+    expect(md).not.toContain("±\\$0.00");
+    // A target that did report usage keeps its figures and deltas.
+    const shown = renderComment(passingRun(), { key: "k", maxChars: 65_536 });
+    expect(shown).toContain("| claude | 3 | 0 | 0 | 0 | 100 % (±0 pp) | \\$0.36 (±\\$0.00) | 72 k (±0) |");
+  });
+
   it("builds the marker from the key and keeps it a valid HTML comment", () => {
     expect(commentMarker("default")).toBe("<!-- evalgate:comment key=default -->");
     expect(commentMarker("my-suite/claude")).toBe("<!-- evalgate:comment key=my-suite/claude -->");
