@@ -11,6 +11,7 @@ import {
   paren,
   plural,
   shortSha,
+  type TargetCells,
   targetCells,
   usdDelta,
 } from "./format.js";
@@ -160,31 +161,19 @@ function targetRow(ctx: Context, t: TargetNumbers): string {
   const b = ctx.baseTargets?.get(t.name);
   const cells = targetCells(t, b);
   const name = `${md.text(clip(t.name, 60))}${t.model ? ` (${md.text(clip(t.model, 40))})` : ""}${ctx.baseTargets && !b ? " · new" : ""}`;
-  return md.row([
-    name,
-    cells.passed,
-    cells.failed,
-    cells.flaky,
-    cells.errored,
-    cells.rate,
-    md.text(cells.cost),
-    cells.tokens,
-  ]);
+  return md.row([name, cells.passed, cells.failed, cells.flaky, cells.errored, cells.rate, usageCell(cells)]);
+}
+
+/** Cost and tokens in one column ("$0.66 (+$0.19) · 229 k (+20 k)"): the table fits a comment's width. */
+function usageCell(cells: TargetCells): string {
+  const parts = [cells.cost, cells.tokens].filter((p) => p !== "—");
+  return parts.length ? md.text(parts.join(" · ")) : "—";
 }
 
 export function targetTable(ctx: Context): Piece | null {
   if (ctx.view.targets.length === 0) return null;
   return {
-    open: md.tableHead([
-      "target",
-      "passed",
-      "failed",
-      "flaky",
-      "errors",
-      "attempt success",
-      "cost",
-      "tokens",
-    ]),
+    open: md.tableHead(["target", "passed", "failed", "flaky", "errors", "attempt success", "usage"]),
     children: ctx.view.targets.map((t, i) => ({
       open: targetRow(ctx, t),
       ...(i >= 20 ? { rank: RANK.lastResort, omits: "targets" } : {}),

@@ -19,16 +19,16 @@ describe("the PR comment", () => {
     expect(md).toContain("## ❌ evalgate — gate failed: 2 regressions, 1 errored case");
     // Deltas against the base's per-target numbers: claude passed 3 of 4 cases there (2 flaky).
     expect(md).toContain(
-      "| claude (sonnet) | 2 (−1) | 2 (+1) | 2 | 0 | 50 % (−25 pp) | \\$0.66 (+\\$0.19) | 229 k (+20 k) |",
+      "| claude (sonnet) | 2 (−1) | 2 (+1) | 2 | 0 | 50 % (−25 pp) | \\$0.66 (+\\$0.19) · 229 k (+20 k) |",
     );
     // Tokens too: house-agent used 96 k against the base's 151 k.
-    expect(md).toMatch(/^\| house-agent \|.*\| 96 k \(−55 k\) \|$/m);
+    expect(md).toMatch(/^\| house-agent \|.* · 96 k \(−55 k\) \|$/m);
     expect(md).toContain(
       "**9 cases** · 6 passed (−2) · 2 failed (+1) · 2 flaky · 1 errored (+1) — changes vs base `b1c2d3e`",
     );
     expect(md).toContain("**Why the gate failed**");
     expect(md).toMatch(
-      /\| ❌ fail \| empty-cart-total \| claude \| 1\/3 \| 33 % \| 3\/3 \| \*\*regressed\*\* · −67 pp \| flaky, tampered, regressed \|/,
+      /\| ❌ fail \| empty-cart-total \| claude \| 1\/3 · 33 % \| 3\/3 · \*\*regressed\*\* · −67 pp \| flaky, tampered, regressed \|/,
     );
     expect(md).toContain("| ❗ error | setup-crash | house-agent | 0/0 (2 errors) |");
     expect(md).toContain("<details><summary>❌ <b>empty-cart-total</b> · claude");
@@ -136,11 +136,24 @@ describe("the PR comment", () => {
     view.comparison!.targets![0]!.usage = { ...none };
     const md = renderComment(view, { key: "k", maxChars: 65_536 });
     const row = md.split("\n").find((l) => l.startsWith("| claude |"))!;
-    expect(row).toBe("| claude | 3 | 0 | 0 | 0 | 100 % (±0 pp) | — | — |");
+    expect(row).toBe("| claude | 3 | 0 | 0 | 0 | 100 % (±0 pp) | — |");
     expect(md).not.toContain("±\\$0.00");
     // A target that did report usage keeps its figures and deltas.
     const shown = renderComment(passingRun(), { key: "k", maxChars: 65_536 });
-    expect(shown).toContain("| claude | 3 | 0 | 0 | 0 | 100 % (±0 pp) | \\$0.36 (±\\$0.00) | 72 k (±0) |");
+    expect(shown).toContain("| claude | 3 | 0 | 0 | 0 | 100 % (±0 pp) | \\$0.36 (±\\$0.00) · 72 k (±0) |");
+  });
+
+  it("gives the review table a heading and at most six columns, so it fits a comment's width", () => {
+    const md = renderComment(failingRun(), { key: "k", maxChars: 65_536 });
+    const lines = md.split("\n");
+    const head = lines.findIndex((l) => l.startsWith("| verdict |"));
+    expect(lines.slice(head - 2, head + 1)).toEqual([
+      "**Cases to review**",
+      "",
+      "| verdict | test | target | attempts | baseline | flags |",
+    ]);
+    for (const l of lines.filter((x) => x.startsWith("|---")))
+      expect(l.split("|").length - 2).toBeLessThanOrEqual(7);
   });
 
   it("builds the marker from the key and keeps it a valid HTML comment", () => {
