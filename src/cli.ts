@@ -9,11 +9,12 @@ import { compareBundles } from "./bundle/compare.js";
 import { mergeBundles } from "./bundle/merge.js";
 import { type Bundle, bundleErrorAsUsage, readBundleAs, unsealedNote } from "./bundle/read.js";
 import { loadReportView } from "./bundle/report-view.js";
-import { parsePositiveInt, parseRepeat, parseShard, splitList } from "./config/args.js";
+import { parseConcurrency, parsePositiveInt, parseRepeat, parseShard, splitList } from "./config/args.js";
 import { ConfigError, EXIT, UsageError } from "./config/errors.js";
 import { loadPlan } from "./config/plan.js";
 import type { RepeatSetting } from "./config/types.js";
 import { runImport } from "./import/index.js";
+import { INIT_AGENTS, type InitAgent, initRepository, renderInit } from "./init.js";
 import { StreamLogger } from "./log.js";
 import { isDiskFull, newRunId, type RunOptions, runEvals } from "./pipeline.js";
 import { COMMENT_MAX_CHARS, renderComment } from "./report/comment.js";
@@ -96,7 +97,7 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
     .option(
       "--concurrency <n>",
       "attempts at once (default: the eval files' setting, else CPU count)",
-      flag(parsePositiveInt, "--concurrency"),
+      flag(parseConcurrency, "--concurrency"),
     )
     .option("--out <dir>", "the bundle folder (default: .evalgate/results/<run_id>)")
     .option(
@@ -166,6 +167,19 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
     });
 
   program
+    .command("init")
+    .description("write a starter eval suite and .github/workflows/evals.yml (never overwrites a file)")
+    .addOption(
+      new Option("--agent <agent>", "the agent under test").choices(INIT_AGENTS).default("claude-code"),
+    )
+    .option("--dir <dir>", "the suite's folder", "evals")
+    .action(async (o: { agent: InitAgent; dir: string }) => {
+      const root = await repositoryRoot(cwd);
+      stdout.write(renderInit(await initRepository({ root, cwd, agent: o.agent, dir: o.dir })));
+      throw new Exit(EXIT.pass);
+    });
+
+  program
     .command("validate")
     .description(
       "check eval files without running anything (every problem of every file); with --solvable, prove every test can be solved",
@@ -175,7 +189,7 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
     .option(
       "--attempts <n>",
       "with --solvable: attempts of each (default 1)",
-      flag(parsePositiveInt, "--attempts"),
+      flag(parseRepeat, "--attempts"),
     )
     .option(
       "--test <glob>",
@@ -183,7 +197,7 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
       collect,
     )
     .option("--tag <tag>", "with --solvable: only tests with this tag (repeatable)", collect)
-    .option("--concurrency <n>", "with --solvable: attempts at once", flag(parsePositiveInt, "--concurrency"))
+    .option("--concurrency <n>", "with --solvable: attempts at once", flag(parseConcurrency, "--concurrency"))
     .option("--out <dir>", "with --solvable: keep the bundle of the check here (default: not kept)")
     .option("--json", "with --solvable: print the report as JSON")
     .action(async (paths: string[], o: Record<string, unknown>) => {

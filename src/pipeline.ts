@@ -12,7 +12,7 @@ import { writeReports } from "./bundle/reports.js";
 import { sealBundle } from "./bundle/seal.js";
 import { buildSummary, gateFromRows, wireEvals } from "./bundle/summary.js";
 import type { WireIndexRow, WireSummary } from "./bundle/wire.js";
-import { BundleWriter, checkNewBundleFolder, type FinishedCase } from "./bundle/write.js";
+import { BundleWriter, checkNewBundleFolder, defaultBundleDir, type FinishedCase } from "./bundle/write.js";
 import { UsageError } from "./config/errors.js";
 import { loadPlan, type PlanOptions } from "./config/plan.js";
 import { type CaseSpec, identityKey, type Plan } from "./config/types.js";
@@ -175,8 +175,14 @@ function redactingLogger(logger: Logger, r: Redactor): Logger {
   return wrapped;
 }
 
-export async function runEvals(opts: RunOptions, deps: RunDeps): Promise<RunOutcome> {
-  const loaded = await loadPlan({ ...opts, checkSecrets: true });
+/** The plan a run executes, before sharding: every eval file checked. Throws ConfigError. */
+export async function planRun(opts: RunOptions): Promise<Plan> {
+  return loadPlan({ ...opts, checkSecrets: true });
+}
+
+/** Runs the eval files (or `planned`, from {@link planRun} with the same options) and writes the bundle. */
+export async function runEvals(opts: RunOptions, deps: RunDeps, planned?: Plan): Promise<RunOutcome> {
+  const loaded = planned ?? (await planRun(opts));
   const given = opts.baseline || undefined;
   const baseline = typeof given === "string" ? await readBundleAs(given, "--baseline") : given;
   const unsealed = baseline && unsealedNote(baseline, "the baseline");
@@ -243,7 +249,8 @@ async function executeAndWrite(
   reportIsolation(isolation, deps.logger);
   const startedAt = new Date();
   const runId = newRunId(startedAt);
-  const bundleDir = path.resolve(opts.cwd, opts.out ?? path.join(".evalgate", "results", runId));
+  const bundleDir =
+    opts.out !== undefined ? path.resolve(opts.cwd, opts.out) : await defaultBundleDir(opts.cwd, runId);
   if (opts.out !== undefined) await checkNewBundleFolder(bundleDir, opts.out, opts.naming);
   try {
     return await writeRun(plan, opts, deps, baseline, isolation, startedAt, runId, bundleDir, redactor);

@@ -80,9 +80,10 @@ async function evidenceOf(parent: BundleFiles, run: RunView, passingCase: boolea
       reader.spent.passingDiffBytes += diff?.text.length ?? 0;
     }
   }
-  const logName = text(files.agent_log) || "agent.log";
+  // An older bundle names no agent_log: it always had one. A null one means the agent never ran.
+  const logName = files.agent_log === undefined ? "agent.log" : text(files.agent_log);
   let logTail: Excerpt | null = null;
-  if (!passingCase) {
+  if (!passingCase && logName) {
     const roomy = reader.spent.evidenceBytes < EVIDENCE_BUDGET;
     logTail = await reader.tail(
       `${run.dir}/${logName}`,

@@ -2,9 +2,11 @@
  * The wire types of the run bundle (SPEC §4): snake_case and versioned. This is the only place
  * where internal camelCase records become files that other tools read.
  */
+
 import type { CaseSpec } from "../config/types.js";
 import type { CaseDecision } from "../gate/case.js";
 import type { CaseChange } from "../gate/compare.js";
+import { agentNeverRan } from "../run/status.js";
 import type { AttemptResult, Usage } from "../run/types.js";
 import type { UsageTotals } from "../run/usage.js";
 
@@ -337,9 +339,11 @@ export function wireCounts(d: CaseDecision): WireCounts {
 }
 
 export function wireAttempt(spec: CaseSpec, r: AttemptResult, setupLog: boolean) {
+  // No prompt or agent log is written when the workspace or setup failed: name none that is missing.
+  const agentRan = !agentNeverRan(r.failureStage);
   const files: Record<string, unknown> = {
-    prompt: "prompt.md",
-    agent_log: "agent.log",
+    prompt: agentRan ? "prompt.md" : null,
+    agent_log: agentRan ? "agent.log" : null,
     setup_log: setupLog ? "setup.log" : null,
     diff: r.diff ? "diff.patch" : null,
     grading: r.grading ? "grading.json" : null,

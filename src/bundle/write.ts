@@ -38,6 +38,27 @@ export function resultDirName(id: Identity): string {
   return `${slug(id.testId)}--${slug(id.target)}-${hash}`;
 }
 
+/**
+ * The default bundle folder, `.evalgate/results/<run_id>` under `cwd`. `.evalgate/` gets a
+ * `.gitignore` of `*` the first time, so that git ignores evalgate's output without an edit to the
+ * repository's own `.gitignore`: a later `git add -A` or auto-commit step in a workflow cannot pick
+ * the bundle up.
+ */
+export async function defaultBundleDir(cwd: string, runId: string): Promise<string> {
+  const root = path.resolve(cwd, ".evalgate");
+  await mkdir(root, { recursive: true });
+  await writeFile(
+    path.join(root, ".gitignore"),
+    "# written by evalgate: its run bundles are not source\n*\n",
+    {
+      flag: "wx",
+    },
+  ).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== "EEXIST") throw error;
+  });
+  return path.join(root, "results", runId);
+}
+
 export async function writeJson(file: string, value: unknown): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true });
   await writeFile(file, `${JSON.stringify(value, null, 2)}\n`);

@@ -36,15 +36,47 @@ export function parsePositiveInt(value: string, name: string): number {
   return n;
 }
 
-/** `--repeat N` (fixed) or `--repeat MIN..MAX` (adaptive attempts). */
+/**
+ * The most attempts per (test, target): the eval file's `repeat:`, `--repeat` and the action's
+ * `repeat` input share it. Far more than any gate needs, and small enough that the attempts of a
+ * case fit in memory (`--repeat 99999999999` used to end in an out-of-memory crash).
+ */
+export const MAX_REPEAT = 1000;
+/** The most attempts at once: the eval file's `concurrency:`, `--concurrency` and the action input. */
+export const MAX_CONCURRENCY = 256;
+
+/** Why `n` attempts per case are not allowed, or undefined when they are. Shared by every repeat check. */
+export function repeatProblem(n: number): string | undefined {
+  if (!Number.isInteger(n) || n < 1) return "must be a whole number of at least 1";
+  if (n > MAX_REPEAT) return `must be at most ${MAX_REPEAT} attempts per case`;
+  return undefined;
+}
+
+/**
+ * `--repeat N` (fixed) or `--repeat MIN..MAX` (adaptive attempts), each a whole number in
+ * 1..{@link MAX_REPEAT}.
+ */
 export function parseRepeat(value: string, name: string): number | { min: number; max: number } {
   const m = /^\s*(\d+)\s*\.\.\s*(\d+)\s*$/.exec(value);
-  if (!m) return parsePositiveInt(value, name);
-  const min = Number(m[1]);
-  const max = Number(m[2]);
-  if (min < 1 || max < min)
+  const checked = (n: number) => {
+    const why = repeatProblem(n);
+    if (why) throw new UsageError(`${name} ${why} (got ${JSON.stringify(value)})`);
+    return n;
+  };
+  if (!m) return checked(parsePositiveInt(value, name));
+  const min = checked(Number(m[1]));
+  const max = checked(Number(m[2]));
+  if (max < min)
     throw new UsageError(`${name} MIN..MAX needs 1 <= MIN <= MAX, e.g. 3..10 (got ${JSON.stringify(value)})`);
   return { min, max };
+}
+
+/** `--concurrency N` / input `concurrency`: a whole number in 1..{@link MAX_CONCURRENCY}. */
+export function parseConcurrency(value: string, name: string): number {
+  const n = parsePositiveInt(value, name);
+  if (n > MAX_CONCURRENCY)
+    throw new UsageError(`${name} must be at most ${MAX_CONCURRENCY} (got ${JSON.stringify(value)})`);
+  return n;
 }
 
 export function parseShard(value: string, name: string): { index: number; total: number } {

@@ -4,6 +4,23 @@ export const DURATION_PATTERN = /^\s*(?:\d+(?:\.\d+)?\s*(?:ms|s|m|h)\s*)+$/;
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
+/**
+ * The range of every duration of an eval file: under a second is a typo (`0s`, `timeout: 1` meant as
+ * minutes), and past a day Node's timers overflow (they hold at most 2^31-1 ms, about 24.8 days, and
+ * fire at once beyond) while no CI job runs that long anyway.
+ */
+export const MIN_DURATION_MS = 1000;
+export const MAX_DURATION_MS = 24 * 3_600_000;
+export const DURATION_RANGE = "out of range: durations are between 1s and 24h";
+
+/** Whether a duration that matches the pattern is within {@link MIN_DURATION_MS}..{@link MAX_DURATION_MS}. */
+export function durationInRange(value: string | number): boolean {
+  // Not a duration at all: the pattern's own message says so.
+  if (typeof value === "string" ? !DURATION_PATTERN.test(value) : !(value > 0)) return true;
+  const ms = parseDuration(value);
+  return ms >= MIN_DURATION_MS && ms <= MAX_DURATION_MS;
+}
+
 /** Milliseconds for a duration; throws on text that does not match {@link DURATION_PATTERN}. */
 export function parseDuration(value: string | number): number {
   if (typeof value === "number") return Math.round(value * 1000);

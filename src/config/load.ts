@@ -10,6 +10,9 @@ import { SLUG_RULE, suggestSlug } from "./schema.js";
 
 export type PathKey = string | number;
 
+/** yaml's `maxAliasCount`: how much aliases may expand before a file is refused as an alias bomb. */
+export const MAX_ALIAS_COUNT = 1000;
+
 export interface YamlSource {
   /** Absolute path. */
   path: string;
@@ -18,6 +21,42 @@ export interface YamlSource {
   doc: Document.Parsed;
   lines: LineCounter;
   value: unknown;
+  /**
+   * Set when schema errors were found and the bad parts dropped so that the rest could still be
+   * checked (see {@link validateSalvaged}): maps a path of the kept value to the file's path.
+   */
+  salvage?: Salvage;
+}
+
+/** What {@link validateSalvaged} dropped from a file, and how kept paths map back to the file's. */
+export interface Salvage {
+  /** Paths of the file (original indices) whose values were dropped. */
+  pruned: PathKey[][];
+  /** A path of the salvaged value → the path of the same node in the file. */
+  toFile(path: readonly PathKey[]): PathKey[];
+}
+
+/** The path in the file of `path`, a path of the (possibly salvaged) value the planner holds. */
+export function filePath(src: YamlSource, path: readonly PathKey[]): PathKey[] {
+  return src.salvage ? src.salvage.toFile(path) : [...path];
+}
+
+/**
+ * Whether a problem at `path` (of the salvaged value) may be a consequence of a dropped part rather
+ * than a mistake of its own: it sits at or above something dropped (a weight sum over a dropped
+ * scorer, a test missing the key that was misspelt) or under `under` when something there was dropped.
+ */
+export function mayFollowFromPruned(src: YamlSource, path: readonly PathKey[]): boolean {
+  if (!src.salvage) return false;
+  const at = src.salvage.toFile(path);
+  return src.salvage.pruned.some((p) => at.length <= p.length && at.every((k, i) => p[i] === k));
+}
+
+/** Whether anything at or under `path` (a path of the file) was dropped by salvage. */
+export function prunedUnder(src: YamlSource, path: readonly PathKey[]): boolean {
+  return (
+    src.salvage?.pruned.some((p) => p.length >= path.length && path.every((k, i) => p[i] === k)) ?? false
+  );
 }
 
 /** Reads and parses a YAML file; reports a read or syntax problem and returns undefined on failure. */
@@ -55,7 +94,20 @@ export async function readYaml(
     }
     return undefined;
   }
-  return { path, display, doc, lines, value: doc.toJS({ maxAliasCount: 1000 }) };
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch (error) {
+    // The yaml library refuses an alias bomb ("billion laughs") with a ReferenceError.
+    if (!(error instanceof ReferenceError)) throw error;
+    problems.add({
+      file: display,
+      message: `the YAML aliases (*name) expand to too much data: ${error.message}`,
+      hint: `an eval file may expand at most ${MAX_ALIAS_COUNT} aliased nodes; repeat the values instead of nesting aliases`,
+    });
+    return undefined;
+  }
+  return { path, display, doc, lines, value };
 }
 
 export function keyPath(path: readonly PathKey[]): string {
@@ -65,7 +117,8 @@ export function keyPath(path: readonly PathKey[]): string {
 }
 
 /** 1-based line of the node at `path` (or of its nearest existing ancestor). */
-export function lineOf(src: YamlSource, path: readonly PathKey[], keyName?: string): number | undefined {
+export function lineOf(src: YamlSource, at: readonly PathKey[], keyName?: string): number | undefined {
+  const path = filePath(src, at);
   for (let n = path.length; n >= 0; n--) {
     const node = src.doc.getIn(path.slice(0, n), true) as Node | undefined;
     if (node === undefined || node === null) continue;
@@ -293,6 +346,9 @@ function describeIssue(
         },
       ];
     }
+    case "custom":
+      // Refinements (a duration's range) say what is wrong with the value.
+      return [{ ...at(), message: `${typeName(here)} is ${issue.message}` }];
     default:
       return [{ ...at(), message: issue.message }];
   }
@@ -323,4 +379,130 @@ function chooseBranch(branches: z.core.$ZodIssue[][], value: unknown): z.core.$Z
   });
   scored.sort((a, b) => a.score - b.score);
   return scored[0]!.issues;
+}
+
+/** Stands for an array element that salvage dropped, until the array is compacted. */
+const DROPPED = Symbol("dropped");
+
+/**
+ * Like {@link validate}, but on schema errors it does not give up on the file: every problem is
+ * reported, then the parts the problems are about are dropped (an unknown key; a bad value; the
+ * mapping that misses a required key; the test, target or scorer that cannot be read) until the rest
+ * parses, and the rest is returned so that the planner's own checks (paths, weights, agents, and
+ * whatever checks are added later) still run on it: one `validate` shows every mistake at once.
+ * The salvaged value's paths map back to the file's lines through `src.salvage`. Returns undefined
+ * only when nothing sensible is left (the file itself is not the right shape).
+ */
+export function validateSalvaged<S extends z.ZodType>(
+  schema: S,
+  src: YamlSource,
+  problems: ProblemList,
+): z.infer<S> | undefined {
+  const first = validate(schema, src, problems);
+  if (first !== undefined) return first;
+  const work = structuredClone(src.value);
+  const pruned: PathKey[][] = [];
+  for (let round = 0; round < 50; round++) {
+    const { value, toFile } = compact(work);
+    const result = schema.safeParse(value);
+    if (result.success) {
+      src.salvage = { pruned, toFile };
+      return result.data;
+    }
+    let progress = false;
+    for (const issue of leafIssues(result.error.issues, value)) {
+      const at = toFile(issue.path as PathKey[]);
+      if (issue.code === "unrecognized_keys") {
+        const holder = valueAt(work, at) as Record<string, unknown> | undefined;
+        for (const k of issue.keys) {
+          if (holder && typeof holder === "object" && k in holder) {
+            delete holder[k];
+            pruned.push([...at, k]);
+            progress = true;
+          }
+        }
+        continue;
+      }
+      let target = at;
+      // A required key that is missing: the mapping that needs it goes.
+      if (valueAt(work, target) === undefined) target = target.slice(0, -1);
+      // An element of a list of plain values: the list goes (evalgate reads such lists whole).
+      const last = target.at(-1);
+      const element = valueAt(work, target);
+      if (typeof last === "number" && (element === null || typeof element !== "object")) {
+        target = target.slice(0, -1);
+      }
+      if (target.length === 0) return undefined;
+      const parent = valueAt(work, target.slice(0, -1));
+      const key = target.at(-1)!;
+      if (parent === null || typeof parent !== "object") continue;
+      if (Array.isArray(parent) && typeof key === "number") {
+        if (parent[key] === DROPPED) continue;
+        parent[key] = DROPPED;
+      } else {
+        if (!(key in parent)) continue;
+        delete (parent as Record<PathKey, unknown>)[key];
+      }
+      pruned.push(target);
+      progress = true;
+    }
+    if (!progress) return undefined;
+  }
+  return undefined;
+}
+
+/** The issues that name a concrete place: a plain union's issue becomes those of its likely branch. */
+function leafIssues(issues: readonly z.core.$ZodIssue[], root: unknown): z.core.$ZodIssue[] {
+  const out: z.core.$ZodIssue[] = [];
+  for (const issue of issues) {
+    if (issue.code === "invalid_union" && !("note" in issue && issue.note === "No matching discriminator")) {
+      const chosen = chooseBranch(
+        issue.errors as z.core.$ZodIssue[][],
+        valueAt(root, issue.path as PathKey[]),
+      );
+      if (chosen && chosen.length > 0) {
+        const nested = chosen.map(
+          (sub) => ({ ...sub, path: [...issue.path, ...sub.path] }) as z.core.$ZodIssue,
+        );
+        // A value that fails every branch at its own place (a string that is no duration) goes whole.
+        out.push(...leafIssues(nested, root));
+        continue;
+      }
+    }
+    out.push(issue);
+  }
+  return out;
+}
+
+/** A copy of `value` without dropped elements, and the map from its paths to the original's. */
+function compact(value: unknown): { value: unknown; toFile: (path: readonly PathKey[]) => PathKey[] } {
+  const indexMaps = new Map<string, number[]>();
+  const copy = (v: unknown, at: PathKey[]): unknown => {
+    if (Array.isArray(v)) {
+      const kept: number[] = [];
+      const out: unknown[] = [];
+      v.forEach((e, i) => {
+        if (e === DROPPED) return;
+        kept.push(i);
+        out.push(copy(e, [...at, i]));
+      });
+      if (kept.length !== v.length) indexMaps.set(JSON.stringify(at), kept);
+      return out;
+    }
+    if (v !== null && typeof v === "object") {
+      const out: Record<string, unknown> = {};
+      for (const [k, e] of Object.entries(v)) out[k] = copy(e, [...at, k]);
+      return out;
+    }
+    return v;
+  };
+  const toFile = (path: readonly PathKey[]): PathKey[] => {
+    const out: PathKey[] = [];
+    for (const k of path) {
+      const map = typeof k === "number" ? indexMaps.get(JSON.stringify(out)) : undefined;
+      out.push(map && typeof k === "number" ? (map[k] ?? k) : k);
+    }
+    return out;
+  };
+  return { value: copy(value, []), toFile };
 }

@@ -30,7 +30,17 @@ import {
 import { discoverEvalFiles } from "./discover.js";
 import { parseDuration } from "./duration.js";
 import { type ConfigProblem, didYouMean, ProblemList, UsageError } from "./errors.js";
-import { keyPath, lineOf, type PathKey, readYaml, validate, type YamlSource } from "./load.js";
+import {
+  filePath,
+  keyPath,
+  lineOf,
+  mayFollowFromPruned,
+  type PathKey,
+  prunedUnder,
+  readYaml,
+  validateSalvaged,
+  type YamlSource,
+} from "./load.js";
 import {
   caseFileSchema,
   type EvalFileInput,
@@ -131,6 +141,8 @@ interface TestRecord {
 
 class Planner {
   readonly problems = new ProblemList();
+  /** Warnings that do not stop a run (an old spelling), shown by validate and run as notes. */
+  readonly notes = new Set<string>();
   private readonly cache = new Map<string, Promise<LoadedEval | undefined>>();
   readonly suiteFiles = new Set<string>();
   private readonly targetCache = new Map<LoadedEval, TargetSpec[]>();
@@ -154,10 +166,14 @@ class Planner {
   }
 
   problem(src: YamlSource, at: readonly PathKey[], message: string, hint?: string, key?: string): void {
+    const full = key ? [...at, key] : at;
+    // Schema errors were reported and the bad parts dropped: a problem that may only be their echo
+    // (a weight sum without the dropped scorer) waits for the next validate.
+    if (mayFollowFromPruned(src, full)) return;
     const p: ConfigProblem = {
       file: src.display,
       line: lineOf(src, at, key),
-      key: keyPath(key ? [...at, key] : at) || undefined,
+      key: keyPath(filePath(src, full)) || undefined,
       message,
     };
     if (hint) p.hint = hint;
@@ -179,7 +195,7 @@ class Planner {
           });
           return undefined;
         }
-        const file = validate(evalFileSchema, src, this.problems);
+        const file = validateSalvaged(evalFileSchema, src, this.problems);
         if (!file) return undefined;
         const evalPath = this.evalPathOf(abs);
         if (this.gateOverride?.has(evalPath)) {
@@ -193,6 +209,31 @@ class Planner {
       this.cache.set(abs, p);
     }
     return p;
+  }
+
+  /**
+   * A key with an old and a new name (`threshold` → `min_rate` / `min_score`): the value under
+   * either, a warning for the old one, a problem for both.
+   */
+  renamed(
+    src: YamlSource,
+    at: PathKey[],
+    holder: Record<string, unknown>,
+    old: string,
+    now: string,
+    meaning: string,
+  ): number | undefined {
+    const oldValue = holder[old] as number | undefined;
+    const newValue = holder[now] as number | undefined;
+    if (oldValue !== undefined && newValue !== undefined) {
+      this.problem(src, [...at, old], `${old} and ${now} are the same setting`, `keep ${now} only`);
+    } else if (oldValue !== undefined) {
+      const where = `${src.display}:${lineOf(src, [...at, old]) ?? "?"}`;
+      this.notes.add(
+        `${where}: ${keyPath(filePath(src, [...at, old]))} is the old name of ${now} (${meaning}); it still works, rename it to ${now}`,
+      );
+    }
+    return newValue ?? oldValue;
   }
 
   /** Targets declared by an eval file, resolved against its folder. */
@@ -468,7 +509,7 @@ class Planner {
             continue;
           }
           caseSrc.value = Array.isArray(value) ? value : [value];
-          const list = validate(caseFileSchema, caseSrc, this.problems);
+          const list = validateSalvaged(caseFileSchema, caseSrc, this.problems);
           if (!list) continue;
           await this.collect(list, caseSrc, [], path.dirname(m), owner, root, [...stack, m], out);
         }
@@ -650,23 +691,27 @@ class Planner {
   }
 
   caseGate(policy: Policy, src: YamlSource): CaseGate {
-    const gate = policy.gate ?? {};
+    const given = policy.gate ?? {};
+    const minRate = this.renamed(src, ["gate"], given, "threshold", "min_rate", "the rate a case needs");
+    const gate = { ...given, threshold: minRate };
     const p = gate.policy ?? "all_attempts_successful";
     const needsThreshold = p === "attempt_success_rate_at_least" || p === "mean_pass_rate_at_least";
-    if (needsThreshold && gate.threshold === undefined) {
+    // A policy or threshold dropped for a schema error was reported; their pairing is checked next time.
+    const unsure = prunedUnder(src, ["gate"]);
+    if (!unsure && needsThreshold && gate.threshold === undefined) {
       this.problem(
         src,
         ["gate", "policy"],
-        `policy ${p} needs a threshold`,
-        "add gate.threshold: a number in [0, 1], e.g. 0.67",
+        `policy ${p} needs a min_rate`,
+        "add gate.min_rate: a number in [0, 1], e.g. 0.67",
       );
     }
-    if (!needsThreshold && gate.threshold !== undefined) {
+    if (!unsure && !needsThreshold && gate.threshold !== undefined) {
       this.problem(
         src,
-        ["gate", "threshold"],
-        `policy ${p} takes no threshold`,
-        "remove threshold, or use attempt_success_rate_at_least / mean_pass_rate_at_least",
+        ["gate", given.min_rate !== undefined ? "min_rate" : "threshold"],
+        `policy ${p} takes no min_rate`,
+        "remove it, or use attempt_success_rate_at_least / mean_pass_rate_at_least",
       );
     }
     const onError = gate.on_error ?? "fail";
@@ -891,7 +936,7 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
     if (test.targets) {
       const known = owner.targets.map((t) => t.name);
       test.targets.forEach((name, i) => {
-        if (!known.includes(name)) {
+        if (!known.includes(name) && !prunedUnder(ownerFile.src, ["targets"])) {
           const guess = didYouMean(name, known);
           planner.problem(
             rec.src,
@@ -948,7 +993,15 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
         test: {
           id: test.id,
           instruction,
-          threshold: test.threshold ?? 1,
+          threshold:
+            planner.renamed(
+              rec.src,
+              rec.at,
+              test,
+              "threshold",
+              "min_score",
+              "the score an attempt needs to pass",
+            ) ?? 1,
           tags: test.tags ?? [],
           workspace: { ...ws, ...guards },
           scorers,
@@ -1035,7 +1088,13 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
   const concurrency =
     opts.concurrency ?? (concurrencies.length > 0 ? Math.min(...concurrencies) : os.availableParallelism());
   notes.push(...undetectableNotes(roots, selected));
-  return { projectRoot: planner.projectRoot, roots, cases: selected, concurrency, notes };
+  return {
+    projectRoot: planner.projectRoot,
+    roots,
+    cases: selected,
+    concurrency,
+    notes: [...planner.notes, ...notes],
+  };
 }
 
 /** The plain `regressions: fail` or `{on, evidence, alpha}`; a new file's default needs evidence. */

@@ -4,7 +4,8 @@
  * Keys are snake_case, as users type them; `plan.ts` turns the validated file into camelCase.
  */
 import { z } from "zod";
-import { DURATION_PATTERN } from "./duration.js";
+import { MAX_CONCURRENCY, MAX_REPEAT } from "./args.js";
+import { DURATION_PATTERN, DURATION_RANGE, durationInRange } from "./duration.js";
 import { SIZE_PATTERN } from "./size.js";
 
 export const duration = z
@@ -12,7 +13,8 @@ export const duration = z
     z.string().regex(DURATION_PATTERN, 'a duration such as "90s", "20m" or "1h"'),
     z.number().positive(),
   ])
-  .describe('A duration: "90s", "20m", "1h", "1h30m", "500ms", or a number of seconds');
+  .refine(durationInRange, DURATION_RANGE)
+  .describe('A duration between 1s and 24h: "90s", "20m", "1h", "1h30m", "1500ms", or a number of seconds');
 
 export const size = z
   .union([
@@ -29,8 +31,17 @@ const rate = z.number().min(0).max(1);
 
 export const SLUG_RULE = "ASCII letters, digits, '.', '_' and '-', starting with a letter or digit";
 
+/**
+ * The longest test id, target or scorer name: each becomes a file name (`scorers/<name>.log`, a
+ * result folder, a workspace), and file systems take at most 255 bytes per name.
+ */
+export const MAX_NAME_LENGTH = 100;
+
 /** A name that is safe as a file name in the bundle and readable in a comment. */
-const slug = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, SLUG_RULE);
+const slug = z
+  .string()
+  .max(MAX_NAME_LENGTH)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, SLUG_RULE);
 
 /** The nearest name that follows SLUG_RULE, for the hint: "Café au lait/2" → "Cafe-au-lait-2". */
 export function suggestSlug(text: string): string | undefined {
@@ -401,15 +412,15 @@ export const REGRESSIONS = ["fail", "warn", "ignore"] as const;
 
 /** `repeat: N` (fixed) or `repeat: {min, max}` (adaptive: more attempts only while undecided). */
 export const repeatSchema = z.union([
-  z.number().int().min(1).max(1000),
+  z.number().int().min(1).max(MAX_REPEAT),
   z
     .strictObject({
-      min: z.number().int().min(1).max(1000).describe("Attempts every case gets"),
+      min: z.number().int().min(1).max(MAX_REPEAT).describe("Attempts every case gets"),
       max: z
         .number()
         .int()
         .min(1)
-        .max(1000)
+        .max(MAX_REPEAT)
         .describe("Attempts a case whose verdict is still open may reach"),
     })
     .refine((r) => r.max >= r.min, { message: "max must be at least min" }),
@@ -421,9 +432,12 @@ export const gateSchema = z
       .enum(GATE_POLICIES)
       .optional()
       .describe("How a case's attempts become its verdict (default all_attempts_successful)"),
-    threshold: rate
+    min_rate: rate
       .optional()
-      .describe("For attempt_success_rate_at_least and mean_pass_rate_at_least: a number in [0, 1]"),
+      .describe(
+        "For attempt_success_rate_at_least and mean_pass_rate_at_least: the rate a case needs, in [0, 1]",
+      ),
+    threshold: rate.optional().describe("The old name of min_rate (still accepted, with a warning)"),
     on_error: z
       .enum(ON_ERROR)
       .optional()
@@ -497,7 +511,12 @@ export const testSchema = z
       ])
       .optional()
       .describe("A known-good patch (a path relative to the eval file), or { script: path } to run instead"),
-    threshold: rate.optional().describe("The attempt passes when score >= threshold (default 1.0)"),
+    min_score: rate
+      .optional()
+      .describe(
+        "An attempt passes when its score >= min_score and every required scorer passed (default 1.0)",
+      ),
+    threshold: rate.optional().describe("The old name of min_score (still accepted, with a warning)"),
     tags: z.array(z.string()).optional(),
     targets: z.array(z.string()).optional().describe("Run only these targets (by name)"),
     repeat: repeatSchema.optional(),
@@ -538,7 +557,13 @@ export const evalFileSchema = z
     repeat: repeatSchema
       .optional()
       .describe("Attempts per (test, target): N, or {min, max} for adaptive attempts; default 1"),
-    concurrency: z.number().int().min(1).max(256).optional().describe("Attempts at once; default: CPU count"),
+    concurrency: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_CONCURRENCY)
+      .optional()
+      .describe("Attempts at once; default: CPU count"),
     timeouts: z
       .strictObject({ setup: duration.optional(), agent: duration.optional(), scorer: duration.optional() })
       .optional(),

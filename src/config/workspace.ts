@@ -4,6 +4,7 @@
  */
 import { stat } from "node:fs/promises";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { toCommand, unknownPlaceholders, WORKSPACE_PLACEHOLDERS } from "./commands.js";
 import { keyPath, lineOf, type PathKey, type YamlSource } from "./load.js";
 import type { WorkspaceInput } from "./schema.js";
@@ -51,6 +52,25 @@ async function isDirectory(abs: string): Promise<boolean> {
     return (await stat(abs)).isDirectory();
   } catch {
     return false;
+  }
+}
+
+async function exists(abs: string): Promise<boolean> {
+  try {
+    await stat(abs);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The path of a `file://` URL, else undefined. */
+function localFileUrl(url: string): string | undefined {
+  if (!/^file:\/\//i.test(url)) return undefined;
+  try {
+    return fileURLToPath(url);
+  } catch {
+    return undefined;
   }
 }
 
@@ -118,9 +138,22 @@ class WorkspaceResolver {
     return { kind: "empty" };
   }
 
-  private git(g: NonNullable<NonNullable<WorkspaceInput["seed"]>["git"]>): SeedSpec | undefined {
+  private async git(
+    g: NonNullable<NonNullable<WorkspaceInput["seed"]>["git"]>,
+  ): Promise<SeedSpec | undefined> {
     let ok = true;
     const remote = isRemoteUrl(g.url);
+    // A local repository that is not there fails every attempt as a workspace error: say it now,
+    // as for a folder seed or a ref that does not exist.
+    const local = remote ? localFileUrl(g.url) : path.resolve(this.from.dir, g.url);
+    if (local !== undefined && !(await exists(local))) {
+      this.problem(
+        ["git", "url"],
+        `git repository ${this.ctx.display(local)} does not exist`,
+        this.relativeHint(),
+      );
+      ok = false;
+    }
     let parsed: URL | undefined;
     if (/^https?:\/\//i.test(g.url)) {
       try {

@@ -3,18 +3,18 @@
  * gate's conclusion and the report as its summary. The job's exit status stays the primary signal;
  * this is a second place to see the result, named as the user wants it in branch protection.
  */
-import type { ReportView } from "../report/view.js";
+import { type VerdictFacts, verdictText } from "../report/comment-head.js";
 import type { GitHubClient } from "./client.js";
 
 /** GitHub's limit for a check run's output.summary. */
 export const CHECK_SUMMARY_LIMIT = 65_535;
 
 /** The run as the report view read it (types checked, so a bundle from elsewhere cannot smuggle text). */
-type Outcome = Pick<ReportView, "gate" | "counts">;
+type Outcome = VerdictFacts;
 
+/** The comment headline's verdict and reason first, then the counts. */
 export function checkTitle(summary: Outcome): string {
   const c = summary.counts;
-  const verdict = summary.gate.verdict === "pass" ? "gate passed" : "gate failed";
   const extra = [
     c.failed && `${c.failed} failed`,
     c.errored && `${c.errored} errored`,
@@ -22,7 +22,7 @@ export function checkTitle(summary: Outcome): string {
   ]
     .filter(Boolean)
     .join(", ");
-  return `${verdict}: ${c.passed} of ${c.cases} cases passed${extra ? ` (${extra})` : ""}`;
+  return `${verdictText(summary)} · ${c.passed} of ${c.cases} cases passed${extra ? ` (${extra})` : ""}`;
 }
 
 export async function publishCheckRun(

@@ -4,7 +4,14 @@
  * input, before anything runs.
  */
 import path from "node:path";
-import { ACTION_NAMING, parsePositiveInt, parseShard, splitList } from "../config/args.js";
+import {
+  ACTION_NAMING,
+  parseConcurrency,
+  parsePositiveInt,
+  parseRepeat,
+  parseShard,
+  splitList,
+} from "../config/args.js";
 import { UsageError } from "../config/errors.js";
 import type { RunOptions } from "../pipeline.js";
 import { DEFAULT_QUARANTINE_FILE } from "./quarantine.js";
@@ -62,9 +69,40 @@ function list(get: InputReader, name: string): string[] | undefined {
   return items.length > 0 ? items : undefined;
 }
 
-function optionalInt(get: InputReader, name: string): number | undefined {
+function optionalInt<T = number>(
+  get: InputReader,
+  name: string,
+  parse: (value: string, name: string) => T = parsePositiveInt as (value: string, name: string) => T,
+): T | undefined {
   const v = get(name);
-  return v === "" ? undefined : parsePositiveInt(v, `input ${name}`);
+  return v === "" ? undefined : parse(v, `input ${name}`);
+}
+
+/**
+ * Runs each input's check and keeps going after a bad one, so that every bad input is reported in
+ * one UsageError before the step does any work (downloads a baseline, runs an agent).
+ */
+class InputChecks {
+  private readonly messages: string[] = [];
+
+  check<T>(parse: () => T): T | undefined {
+    try {
+      return parse();
+    } catch (error) {
+      if (!(error instanceof UsageError)) throw error;
+      this.messages.push(error.message);
+      return undefined;
+    }
+  }
+
+  throwIfAny(): void {
+    if (this.messages.length === 1) throw new UsageError(this.messages[0]!);
+    if (this.messages.length > 1) {
+      throw new UsageError(
+        `${this.messages.length} inputs are wrong:\n${this.messages.map((m) => `  ${m}`).join("\n")}`,
+      );
+    }
+  }
 }
 
 /**
@@ -102,14 +140,23 @@ function refuseIgnored(get: InputReader, mode: "merge" | "bundle"): void {
 const BAD_ARTIFACT_CHARS = /["':<>|*?\\/\r\n]/;
 
 export function parseInputs(get: InputReader, opts: { workspace: string }): ActionInputs {
+  const checks = new InputChecks();
+  const result = checks.check(() => parseEach(get, opts, checks));
+  checks.throwIfAny();
+  return result!;
+}
+
+function parseEach(get: InputReader, opts: { workspace: string }, checks: InputChecks): ActionInputs {
   const cwd = path.resolve(opts.workspace, get("working-directory") || ".");
 
   const comment = (get("comment") || "always").toLowerCase();
-  if (!(COMMENT_MODES as readonly string[]).includes(comment)) {
-    throw new UsageError(
-      `input comment: ${JSON.stringify(comment)} is not a comment mode; use one of ${COMMENT_MODES.join(", ")}`,
-    );
-  }
+  checks.check(() => {
+    if (!(COMMENT_MODES as readonly string[]).includes(comment)) {
+      throw new UsageError(
+        `input comment: ${JSON.stringify(comment)} is not a comment mode; use one of ${COMMENT_MODES.join(", ")}`,
+      );
+    }
+  });
 
   const baselineText = get("baseline") || "auto";
   // The keywords in any case, as comment's are (a folder called "Off" is not worth the surprise).
@@ -122,21 +169,28 @@ export function parseInputs(get: InputReader, opts: { workspace: string }): Acti
         : { kind: "path", path: path.resolve(cwd, baselineText) };
 
   const artifactName = get("artifact-name") || "evalgate";
-  if (BAD_ARTIFACT_CHARS.test(artifactName)) {
-    throw new UsageError(
-      `input artifact-name: ${JSON.stringify(artifactName)} has a character artifacts cannot use (" : < > | * ? \\ / or a new line)`,
-    );
-  }
-  const retentionDays = optionalInt(get, "retention-days");
-  if (retentionDays !== undefined && retentionDays > 90)
-    throw new UsageError("input retention-days: at most 90 days (GitHub's limit for artifacts)");
+  checks.check(() => {
+    if (BAD_ARTIFACT_CHARS.test(artifactName)) {
+      throw new UsageError(
+        `input artifact-name: ${JSON.stringify(artifactName)} has a character artifacts cannot use (" : < > | * ? \\ / or a new line)`,
+      );
+    }
+  });
+  const retentionDays = checks.check(() => {
+    const days = optionalInt(get, "retention-days");
+    if (days !== undefined && days > 90)
+      throw new UsageError("input retention-days: at most 90 days (GitHub's limit for artifacts)");
+    return days;
+  });
 
   const commentKey = get("comment-key") || "default";
-  if (!/^[A-Za-z0-9._-]+$/.test(commentKey)) {
-    throw new UsageError(
-      `input comment-key: ${JSON.stringify(commentKey)} may only use letters, digits, ".", "_" and "-"`,
-    );
-  }
+  checks.check(() => {
+    if (!/^[A-Za-z0-9._-]+$/.test(commentKey)) {
+      throw new UsageError(
+        `input comment-key: ${JSON.stringify(commentKey)} may only use letters, digits, ".", "_" and "-"`,
+      );
+    }
+  });
 
   const shardText = get("shard");
   const mergeText = get("merge");
@@ -149,7 +203,7 @@ export function parseInputs(get: InputReader, opts: { workspace: string }): Acti
   }
 
   const out = get("out") || undefined;
-  if (mergeText || bundleText) refuseIgnored(get, mergeText ? "merge" : "bundle");
+  if (mergeText || bundleText) checks.check(() => refuseIgnored(get, mergeText ? "merge" : "bundle"));
   let mode: ActionMode;
   if (mergeText) {
     const from = mergeText === "artifacts" ? "artifacts" : splitList(mergeText);
@@ -163,10 +217,10 @@ export function parseInputs(get: InputReader, opts: { workspace: string }): Acti
       targets: list(get, "target"),
       tests: list(get, "test"),
       tags: list(get, "tag"),
-      repeat: optionalInt(get, "repeat"),
-      concurrency: optionalInt(get, "concurrency"),
+      repeat: checks.check(() => optionalInt(get, "repeat", parseRepeat)),
+      concurrency: checks.check(() => optionalInt(get, "concurrency", parseConcurrency)),
       out,
-      shard: shardText ? parseShard(shardText, "input shard") : undefined,
+      shard: shardText ? checks.check(() => parseShard(shardText, "input shard")) : undefined,
       naming: ACTION_NAMING,
     };
     mode = { kind: "run", options };
@@ -183,10 +237,10 @@ export function parseInputs(get: InputReader, opts: { workspace: string }): Acti
     artifactName,
     ...(retentionDays ? { retentionDays } : {}),
     ...(checkName ? { checkName } : {}),
-    allowPullRequestTarget: bool(get, "allow-pull-request-target"),
+    allowPullRequestTarget: checks.check(() => bool(get, "allow-pull-request-target")) ?? false,
     labels: splitList(get("labels")),
-    removeLabel: bool(get, "remove-label"),
-    trustPrGate: bool(get, "trust-pr-gate"),
+    removeLabel: checks.check(() => bool(get, "remove-label")) ?? false,
+    trustPrGate: checks.check(() => bool(get, "trust-pr-gate")) ?? false,
     quarantineFile: get("quarantine-file") || DEFAULT_QUARANTINE_FILE,
   };
 }

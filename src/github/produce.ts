@@ -10,10 +10,11 @@ import { readConfined } from "../bundle/files.js";
 import { mergeBundles } from "../bundle/merge.js";
 import { type Bundle, bundleErrorAsUsage, readBundleAs } from "../bundle/read.js";
 import type { WireSummary } from "../bundle/wire.js";
+import { defaultBundleDir } from "../bundle/write.js";
 import { ACTION_NAMING } from "../config/args.js";
 import { UsageError } from "../config/errors.js";
 import type { Logger } from "../log.js";
-import { newRunId, type RunOptions, runEvals } from "../pipeline.js";
+import { newRunId, planRun, type RunOptions, runEvals } from "../pipeline.js";
 import { LineProgress } from "../report/console.js";
 import type { ReportView } from "../report/view.js";
 import { SignalInterrupt } from "../run/interrupt.js";
@@ -170,6 +171,8 @@ async function runMode(
   await guardPullRequestTarget(inputs, ctx);
   const projectRoot = await repositoryRoot(options.cwd);
   await warnPersistedCredentials(projectRoot, deps.logger);
+  // The eval files are checked before anything is downloaded: a wrong path fails at once.
+  const plan = await planRun({ ...options, projectRoot });
   // A shard's comparison is redone when the shards are merged: only the merge step fetches a baseline.
   const base = options.shard
     ? { note: "shards are compared when merged" }
@@ -201,6 +204,7 @@ async function runMode(
         logger: deps.logger,
         interruption: interrupt,
       },
+      plan,
     );
   } finally {
     interrupt.dispose();
@@ -291,7 +295,7 @@ async function mergeMode(
       : await bundleDirs(mode.from, inputs.cwd);
   const base = await resolveBaseline(inputs, ctx, deps);
   const runId = newRunId();
-  const out = path.resolve(inputs.cwd, mode.out ?? path.join(".evalgate", "results", runId));
+  const out = mode.out ? path.resolve(inputs.cwd, mode.out) : await defaultBundleDir(inputs.cwd, runId);
   const merged = await bundleErrorAsUsage(
     mergeBundles({
       bundles: dirs,

@@ -261,28 +261,29 @@ function attemptsCell(c: CaseView): string {
 const VERDICT_WORD = (c: CaseView) =>
   c.verdict === "pass" ? (c.flaky ? "flaky" : "pass") : c.verdict === "fail" ? "fail" : "error";
 
+/** "3/3 · **regressed** · −67 pp": the baseline's attempts and the change, one column. */
+function vsBaseCell(c: CaseView): string {
+  const change = changeCell(c);
+  return [baseCell(c), change === "—" ? "" : change].filter(Boolean).join(" · ");
+}
+
+/**
+ * The cases to review, under a heading. Six columns (attempts with their success rate, the base
+ * with the change) and clipped names keep it inside the width of a GitHub comment.
+ */
 export function caseTable(ctx: Context, cases: CaseView[]): Piece | null {
   if (cases.length === 0) return null;
   const withBase = ctx.view.comparison !== null;
-  const head = [
-    "",
-    "test",
-    "target",
-    "attempts",
-    "success",
-    ...(withBase ? ["base", "change"] : []),
-    "flags",
-  ];
+  const head = ["verdict", "test", "target", "attempts", ...(withBase ? ["baseline"] : []), "flags"];
   return {
-    open: md.tableHead(head),
+    open: `**Cases to review**\n\n${md.tableHead(head)}`,
     children: cases.map((c) => ({
       open: md.row([
         `${caseIcon(c)} ${VERDICT_WORD(c)}`,
-        md.text(clip(caseLabel(c, ctx.multiSuite), 100)),
-        md.text(clip(c.target, 60)),
-        attemptsCell(c),
-        percent(c.successRate),
-        ...(withBase ? [baseCell(c), changeCell(c)] : []),
+        md.text(clip(caseLabel(c, ctx.multiSuite), 60)),
+        md.text(clip(c.target, 40)),
+        `${attemptsCell(c)}${c.successRate === null ? "" : ` · ${percent(c.successRate)}`}`,
+        ...(withBase ? [vsBaseCell(c)] : []),
         caseFlags(c).join(", "),
       ]),
       rank: isProtected(c) ? RANK.lastResort : RANK.otherRow,
@@ -298,15 +299,15 @@ export function passingTable(ctx: Context, cases: CaseView[], allPassed: boolean
   const title = allPassed
     ? `✅ all ${plural(cases.length, "case")} passed on every attempt`
     : `✅ ${plural(cases.length, "more case")} passed on every attempt`;
-  const head = ["test", "target", "attempts", ...(withBase ? ["base", "change"] : [])];
+  const head = ["test", "target", "attempts", ...(withBase ? ["baseline"] : [])];
   return {
     open: `<details><summary>${title}</summary>\n\n${md.tableHead(head)}`,
     children: cases.map((c) => ({
       open: md.row([
-        md.text(clip(caseLabel(c, ctx.multiSuite), 100)),
-        md.text(clip(c.target, 60)),
+        md.text(clip(caseLabel(c, ctx.multiSuite), 60)),
+        md.text(clip(c.target, 40)),
         attemptsCell(c),
-        ...(withBase ? [baseCell(c), changeCell(c)] : []),
+        ...(withBase ? [vsBaseCell(c)] : []),
       ]),
       rank: RANK.passingRow,
       omits: "passing",

@@ -12,6 +12,7 @@ import {
   plural,
   shardFinished,
   shortSha,
+  type TargetCells,
   targetCells,
   usdDelta,
 } from "./format.js";
@@ -36,18 +37,24 @@ export function contextOf(view: ReportView, options: CommentOptions): Context {
   };
 }
 
-function gatedRegressions(view: ReportView): number {
+function gatedRegressions(view: Pick<ReportView, "cases" | "suites">): number {
   const rule = new Map(view.suites.map((s) => [s.evalPath, s.regressions]));
   return view.cases.filter(
     (c) => c.change?.change === "regressed" && (rule.get(c.rootEvalPath) ?? "fail") === "fail",
   ).length;
 }
 
-export function headline(view: ReportView): string {
-  if (view.run.shard) return `## ⏳ evalgate — ${shardFinished(view.run.shard, view.counts)}\n\n`;
+/** What the verdict text needs of the run. */
+export type VerdictFacts = Pick<ReportView, "gate" | "counts" | "cases" | "suites">;
+
+/**
+ * "gate failed: 2 regressions, 1 errored case": the verdict and its leading reason (regressions
+ * first). The comment's headline and the check run's title both say it, so they never disagree.
+ */
+export function verdictText(view: VerdictFacts): string {
   if (view.gate.verdict === "pass") {
     const w = view.gate.warnings.length;
-    return `## ✅ evalgate — gate passed${w ? ` with ${plural(w, "warning")}` : ""}\n\n`;
+    return `gate passed${w ? ` with ${plural(w, "warning")}` : ""}`;
   }
   const parts: string[] = [];
   const regressions = gatedRegressions(view);
@@ -55,7 +62,12 @@ export function headline(view: ReportView): string {
   if (view.counts.errored) parts.push(plural(view.counts.errored, "errored case"));
   if (view.gate.budgetStops.length) parts.push("budget spent");
   if (parts.length === 0) parts.push(plural(view.counts.failed, "failing case"));
-  return `## ❌ evalgate — gate failed: ${parts.join(", ")}\n\n`;
+  return `gate failed: ${parts.join(", ")}`;
+}
+
+export function headline(view: ReportView): string {
+  if (view.run.shard) return `## ⏳ evalgate — ${shardFinished(view.run.shard, view.counts)}\n\n`;
+  return `## ${view.gate.verdict === "pass" ? "✅" : "❌"} evalgate — ${verdictText(view)}\n\n`;
 }
 
 type BaseTotals = Omit<TargetNumbers, "name" | "provider" | "model" | "usage"> & { costUsd: number | null };
@@ -151,31 +163,19 @@ function targetRow(ctx: Context, t: TargetNumbers): string {
   const b = ctx.baseTargets?.get(t.name);
   const cells = targetCells(t, b);
   const name = `${md.text(clip(t.name, 60))}${t.model ? ` (${md.text(clip(t.model, 40))})` : ""}${ctx.baseTargets && !b ? " · new" : ""}`;
-  return md.row([
-    name,
-    cells.passed,
-    cells.failed,
-    cells.flaky,
-    cells.errored,
-    cells.rate,
-    md.text(cells.cost),
-    cells.tokens,
-  ]);
+  return md.row([name, cells.passed, cells.failed, cells.flaky, cells.errored, cells.rate, usageCell(cells)]);
+}
+
+/** Cost and tokens in one column ("$0.66 (+$0.19) · 229 k (+20 k)"): the table fits a comment's width. */
+function usageCell(cells: TargetCells): string {
+  const parts = [cells.cost, cells.tokens].filter((p) => p !== "—");
+  return parts.length ? md.text(parts.join(" · ")) : "—";
 }
 
 export function targetTable(ctx: Context): Piece | null {
   if (ctx.view.targets.length === 0) return null;
   return {
-    open: md.tableHead([
-      "target",
-      "passed",
-      "failed",
-      "flaky",
-      "errors",
-      "attempt success",
-      "cost",
-      "tokens",
-    ]),
+    open: md.tableHead(["target", "passed", "failed", "flaky", "errors", "attempt success", "usage"]),
     children: ctx.view.targets.map((t, i) => ({
       open: targetRow(ctx, t),
       ...(i >= 20 ? { rank: RANK.lastResort, omits: "targets" } : {}),

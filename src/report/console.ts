@@ -4,6 +4,7 @@
  * of cases.
  */
 import { formatDuration } from "../config/duration.js";
+import { cleanText } from "./text.js";
 
 export interface AttemptLine {
   suite: string;
@@ -22,7 +23,7 @@ export interface Progress {
   start(totalAttempts: number): void;
   attemptStarted(): void;
   attemptFinished(line: AttemptLine): void;
-  /** Attempts added after the start (retries). */
+  /** Retries added after the start: counted apart, so the done/total count does not jump. */
   addPlanned(n: number): void;
   stop(): void;
 }
@@ -37,8 +38,17 @@ export function formatAttemptLine(l: AttemptLine): string {
 }
 
 export function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, " ").trim();
+  // A scorer's or agent's output may carry terminal escapes (colours, cursor moves, a title change).
+  const flat = cleanText(text).replace(/\s+/g, " ").trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/**
+ * `[done/total]` of the planned attempts; a retry's line says "(retry N)" and leaves the count as it
+ * is, so the denominator never changes under the reader's eyes.
+ */
+function counter(done: number, total: number, retries: number): string {
+  return `[${done}/${total}${retries > 0 ? ` +${retries} retr${retries === 1 ? "y" : "ies"}` : ""}]`;
 }
 
 /** One line per finished attempt: for CI logs and pipes. */
@@ -51,12 +61,10 @@ export class LineProgress implements Progress {
     this.out.write(`evalgate: ${total} attempt${total === 1 ? "" : "s"} planned\n`);
   }
   attemptStarted(): void {}
-  addPlanned(n: number): void {
-    this.total += n;
-  }
+  addPlanned(_retries: number): void {}
   attemptFinished(l: AttemptLine): void {
-    this.done++;
-    this.out.write(`[${this.done}/${this.total}] ${formatAttemptLine(l)}\n`);
+    if (l.retry === 0) this.done++;
+    this.out.write(`${counter(this.done, this.total, 0)} ${formatAttemptLine(l)}\n`);
   }
   stop(): void {}
 }
@@ -65,6 +73,7 @@ export class LineProgress implements Progress {
 export class LiveProgress implements Progress {
   private done = 0;
   private total = 0;
+  private retries = 0;
   private running = 0;
   private readonly counts = { passed: 0, failed: 0, timeout: 0, error: 0 };
   private started = Date.now();
@@ -86,12 +95,12 @@ export class LiveProgress implements Progress {
   }
 
   addPlanned(n: number): void {
-    this.total += n;
+    this.retries += n;
   }
 
   attemptFinished(l: AttemptLine): void {
     this.running = Math.max(0, this.running - 1);
-    this.done++;
+    if (l.retry === 0) this.done++;
     this.counts[l.status]++;
     this.clear();
     this.out.write(`${formatAttemptLine(l)}\n`);
@@ -112,7 +121,7 @@ export class LiveProgress implements Progress {
     const parts = [`${c.passed} passed`, `${c.failed} failed`];
     if (c.timeout) parts.push(`${c.timeout} timed out`);
     if (c.error) parts.push(`${c.error} errored`);
-    const line = `[${this.done}/${this.total}] running ${this.running} · ${parts.join(" · ")} · ${formatDuration(Date.now() - this.started)}`;
+    const line = `${counter(this.done, this.total, this.retries)} running ${this.running} · ${parts.join(" · ")} · ${formatDuration(Date.now() - this.started)}`;
     const width = this.out.columns ?? 100;
     this.out.write(`\r\u001b[2K${line.slice(0, width - 1)}`);
   }

@@ -89,16 +89,27 @@ export function utcMinute(d: Date): string {
 /** " (+2)" after a number, or nothing when there is no change to show. */
 export const paren = (d: string): string => (d ? ` (${d})` : "");
 
+/**
+ * Whether no attempt of a rollup reported usage (a `noop` or `reference` target, an agent without
+ * the output contract): its "$0.00 (±$0.00)" and "0 (±0)" would be noise, not figures.
+ */
+export function withoutUsage(u: UsageRollup | null): boolean {
+  if (!u) return true;
+  const { attempts, attemptsWithoutUsage } = u;
+  return attempts !== null && attempts > 0 && (attemptsWithoutUsage ?? 0) >= attempts;
+}
+
 /** A cost, "≥ " in front when some attempts reported none (the total is a lower bound). */
 export function costOf(u: UsageRollup | null): string {
-  if (!u || u.costUsd === null) return "—";
+  if (!u || u.costUsd === null || withoutUsage(u)) return "—";
   return `${partial(u) ? "≥ " : ""}${usd(u.costUsd)}`;
 }
 
 /** A token total with its change against the base, "≥ " in front when it is a lower bound. */
 export function tokensCell(u: UsageRollup | null, base: UsageRollup | null): string {
+  if (withoutUsage(u)) return "—";
   const n = totalTokens(u);
-  const b = totalTokens(base);
+  const b = withoutUsage(base) ? null : totalTokens(base);
   return `${partial(u) && n !== null ? "≥ " : ""}${tokens(n)}${n !== null && b !== null ? paren(tokensDelta(n - b)) : ""}`;
 }
 
@@ -134,10 +145,12 @@ export function targetCells(t: TargetNumbers, base: TargetNumbers | undefined): 
     (base && t.attemptSuccessRate !== null && base.attemptSuccessRate !== null
       ? paren(pointsDelta(t.attemptSuccessRate - base.attemptSuccessRate))
       : "");
-  const baseCost = base?.usage?.costUsd;
+  const baseCost = withoutUsage(base?.usage ?? null) ? null : base?.usage?.costUsd;
   const cost =
     costOf(t.usage) +
-    (t.usage?.costUsd != null && baseCost != null ? paren(usdDelta(t.usage.costUsd - baseCost)) : "");
+    (t.usage?.costUsd != null && baseCost != null && !withoutUsage(t.usage)
+      ? paren(usdDelta(t.usage.costUsd - baseCost))
+      : "");
   return {
     passed: n("passed"),
     failed: n("failed"),

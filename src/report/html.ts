@@ -5,6 +5,7 @@
  * escaped; evidence files are linked by their bundle-relative paths, so the page works where the
  * bundle is unpacked.
  */
+import { agentNeverRan } from "../run/status.js";
 import { caseIcon, caseLabel, STATUS_ICON, tryLabel } from "./comment-case.js";
 import {
   comparableBaseTargets,
@@ -147,13 +148,15 @@ function attemptHtml(r: RunView): string {
     const title = s.files.length
       ? `Diff: +${s.additions} −${s.deletions}, ${plural(s.files.length, "file")}`
       : "Diff: no changes";
-    if (e.diff) parts.push(excerptBlock(title, e.diff, "diff", r.status !== "passed"));
+    // An empty diff.patch is "no changes" in words, never an empty box.
+    if (e.diff?.text.trim()) parts.push(excerptBlock(title, e.diff, "diff", r.status !== "passed"));
     else if (s.files.length)
       parts.push(`<p>${esc(title)} · ${fileLink(`${r.dir}/diff.patch`, "diff.patch")}</p>`);
     else parts.push(`<p class="muted">${esc(title)}</p>`);
   }
   if (e?.logTail?.text.trim()) parts.push(excerptBlock("Agent log", e.logTail, "log", false));
-  else parts.push(`<p class="muted">${fileLink(`${r.dir}/agent.log`, "agent.log")}</p>`);
+  else if (!agentNeverRan(r.failureStage))
+    parts.push(`<p class="muted">${fileLink(`${r.dir}/agent.log`, "agent.log")}</p>`);
   for (const p of e?.problems ?? []) parts.push(`<p class="warn">${esc(p)}</p>`);
   parts.push("</div>");
   return parts.join("\n");
@@ -204,7 +207,7 @@ function caseSection(c: CaseView, i: number, multi: boolean): string {
     .map((r) =>
       r.evidence
         ? attemptHtml(r)
-        : `<div class="attempt"><b>${tryLabel(r)}</b> · ${STATUS_ICON[r.status]} ${esc(r.status)} · ${r.score === null ? "" : `score ${r.score.toFixed(2)} · `}${duration(r.durationMs)} · ${fileLink(`${r.dir}/diff.patch`, "diff.patch")} · ${fileLink(`${r.dir}/agent.log`, "agent.log")}${r.message ? `<p>${esc(r.message)}</p>` : ""}</div>`,
+        : `<div class="attempt"><b>${tryLabel(r)}</b> · ${STATUS_ICON[r.status]} ${esc(r.status)} · ${r.score === null ? "" : `score ${r.score.toFixed(2)} · `}${duration(r.durationMs)}${agentNeverRan(r.failureStage) ? "" : ` · ${fileLink(`${r.dir}/diff.patch`, "diff.patch")} · ${fileLink(`${r.dir}/agent.log`, "agent.log")}`}${r.message ? `<p>${esc(r.message)}</p>` : ""}</div>`,
     )
     .join("\n");
   return `<details class="case" id="case-${i}"${needsReview(c) ? " open" : ""}><summary>${caseIcon(c)} <b>${esc(caseLabel(c, multi))}</b> · ${esc(c.target)} · ${a.passed}/${a.counted} attempts passed${flags.length ? ` · ${esc(flags.join(", "))}` : ""}</summary>

@@ -29,7 +29,10 @@ function attemptLine(r: RunView): string {
   if (r.message) lines.push(`  ${r.message}`);
   for (const s of r.evidence?.scorers ?? []) {
     if (s.state === "complete" && s.passed) continue;
-    lines.push(`  ${s.name}${s.state === "error" ? " (error)" : ""}: ${s.reason}`);
+    // The attempt's message often is the failing scorer's reason already: say it once.
+    if (!r.message?.includes(`${s.name}: ${s.reason}`)) {
+      lines.push(`  ${s.name}${s.state === "error" ? " (error)" : ""}: ${s.reason}`);
+    }
     for (const t of s.failingTests.slice(0, 20))
       lines.push(`    ${t.name}${t.message ? `: ${t.message}` : ""}`);
   }
@@ -63,8 +66,9 @@ function testcase(c: CaseView): string {
   } else if (c.verdict === "error") {
     result = `<error message="${xmlAttr(c.reason)}" type="${xmlAttr(c.classification)}">${xmlText(body)}</error>`;
   }
+  // A failing or errored case says it all in its <failure>/<error>: the body once, not again here.
   const out =
-    c.flaky || c.verdict === "pass"
+    c.verdict === "pass"
       ? `<system-out>${xmlText(`${c.reason}${c.flaky ? " (flaky)" : ""}\n${body}`)}</system-out>`
       : "";
   return `    <testcase classname="${xmlAttr(c.evalPath)}" name="${xmlAttr(name)}" time="${seconds(caseTime(c))}"><properties>${props}</properties>${result}${out}</testcase>\n`;

@@ -1,7 +1,8 @@
 /**
  * GitHub-flavoured markdown that shows untrusted text as text. Outside code: no raw HTML (`<`, `>`,
  * `&` become entities), no markdown syntax or math (punctuation is backslash-escaped), no `@mention`
- * pings and no `#123` cross-references (a zero-width joiner follows `@` and `#`), and table cells
+ * pings, no `#123` / `GH-123` cross-references and no autolinked bare URLs (a zero-width joiner
+ * breaks each), and table cells
  * keep their `|` and stay on one line. Code spans and fences are longer than any backtick run
  * inside them, so nothing an agent prints can close them.
  */
@@ -9,9 +10,17 @@ import { cleanText, oneLine } from "./text.js";
 
 const ZWJ = "\u200D";
 
-/** `@name` and `#123` made inert: GitHub links neither when a zero-width joiner follows the sign. */
+/**
+ * `@name`, `#123`, `GH-123` and bare URLs (`https://…`, `www.…`) made inert: GitHub links none of
+ * them when a zero-width joiner breaks the sign or the scheme, and the text still reads the same.
+ */
 function inertRefs(s: string): string {
-  return s.replace(/@/g, `@${ZWJ}`).replace(/#(?=\d)/g, `#${ZWJ}`);
+  return s
+    .replace(/@/g, `@${ZWJ}`)
+    .replace(/#(?=\d)/g, `#${ZWJ}`)
+    .replace(/\b(GH)-(?=\d)/gi, `$1${ZWJ}-`)
+    .replace(/\b([a-z][a-z0-9+.-]*)(?=:\/\/)/gi, `$1${ZWJ}`)
+    .replace(/\b(www)\./gi, `$1${ZWJ}.`);
 }
 
 /** Inline text outside code, on one line (also safe in a table cell). */

@@ -135,3 +135,8 @@ function lastLine(tail: string | undefined): string {
   if (!line) return "";
   return `: ${line.length > 200 ? `${line.slice(0, 199)}…` : line}`;
 }
+
+/** Whether an attempt that failed at `stage` ended before its agent started (no prompt, no log). */
+export function agentNeverRan(stage: string | null | undefined): boolean {
+  return stage === "workspace" || stage === "setup";
+}

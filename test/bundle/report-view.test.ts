@@ -128,7 +128,7 @@ describe("loadReportView", () => {
     expect(view.usage).toMatchObject({ inputTokens: 5000, costUsd: 0.05, attemptsWithoutUsage: 1 });
     // Usage known for only some attempts is a lower bound.
     expect(renderComment(view, { key: "k", maxChars: 65_536 })).toMatch(
-      /\| bot \| .* \| ≥ \\\$0\.05 \| ≥ 6 k \|/,
+      /\| bot \| .* \| ≥ \\\$0\.05 · ≥ 6 k \|/,
     );
     expect(view.problems).toContain("../../../etc/passwd: the path leaves the bundle; not read");
     expect(view.problems).toContain(`${row.result_dir}/run-1/grading.json: missing`);

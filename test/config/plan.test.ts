@@ -356,7 +356,7 @@ tests:
 
   it("checks gate policy and threshold together", async () => {
     const a = await problemsOf({ "x.eval.yaml": `${GOOD}gate: { policy: attempt_success_rate_at_least }\n` });
-    expect(a[0]!.message).toContain("needs a threshold");
+    expect(a[0]!.message).toContain("needs a min_rate");
     // Two tests: the file's gate is checked for each, and reported once.
     const twoTests = GOOD.replace(
       "tests:\n",
@@ -364,11 +364,39 @@ tests:
     );
     const b = await problemsOf({ "x.eval.yaml": `${twoTests}gate: { threshold: 0.5 }\n` });
     expect(b).toHaveLength(1);
-    expect(b[0]!.message).toContain("takes no threshold");
+    expect(b[0]!.message).toContain("takes no min_rate");
     const c = await problemsOf({
       "x.eval.yaml": `${GOOD}gate: { policy: attempt_success_rate_at_least, threshold: 1.5 }\n`,
     });
     expect(c[0]!.key).toBe("gate.threshold");
+  });
+
+  it("reads gate.min_rate and a test's min_score, and their old name threshold with a note", async () => {
+    const dir = tempDir();
+    const newNames = GOOD.replace("    instruction: do it\n", "    instruction: do it\n    min_score: 0.6\n");
+    writeFiles(dir, {
+      ...PROJECT,
+      "fix.patch": "",
+      "new/x.eval.yaml": `${newNames.replace("path: project", "path: ../project").replace("fix.patch", "../fix.patch")}gate: { policy: attempt_success_rate_at_least, min_rate: 0.67 }\n`,
+      "old/x.eval.yaml": `${newNames.replace("min_score", "threshold").replace("path: project", "path: ../project").replace("fix.patch", "../fix.patch")}gate: { policy: attempt_success_rate_at_least, threshold: 0.67 }\n`,
+    });
+    for (const folder of ["new", "old"]) {
+      const plan = await loadPlan({ cwd: dir, paths: [folder] });
+      expect(plan.cases[0]!.gate).toMatchObject({ policy: "attempt_success_rate_at_least", threshold: 0.67 });
+      expect(plan.cases[0]!.test.threshold).toBe(0.6);
+      expect(plan.notes.length, folder).toBe(folder === "old" ? 2 : 0);
+    }
+    const notes = (await loadPlan({ cwd: dir, paths: ["old"] })).notes;
+    expect(notes).toEqual([
+      "old/x.eval.yaml:15: gate.threshold is the old name of min_rate (the rate a case needs); it still works, rename it to min_rate",
+      "old/x.eval.yaml:10: tests[0].threshold is the old name of min_score (the score an attempt needs to pass); it still works, rename it to min_score",
+    ]);
+    const both = await problemsOf({
+      "x.eval.yaml": `${GOOD}gate: { policy: attempt_success_rate_at_least, threshold: 0.5, min_rate: 0.5 }\n`,
+    });
+    expect(both.map((p) => `${p.key}: ${p.message}`)).toEqual([
+      "gate.threshold: threshold and min_rate are the same setting",
+    ]);
   });
 
   it("runs a suite through the wrapper that includes it, keeping the suite's own targets", async () => {

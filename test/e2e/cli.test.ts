@@ -324,11 +324,15 @@ ${extra}`;
         "a.eval.yaml": base().replace("instruction:", "instrucion:"),
         "sub/b.eval.yaml": base("concurrency: 0\n").replace("path: app", "path: ../app"),
       },
-      /2 problems in the eval files/,
+      /3 problems in the eval files/,
       ["validate"],
     );
     expect(r.stderr).toContain("a.eval.yaml:6");
     expect(r.stderr).toContain("sub/b.eval.yaml:8: concurrency");
+    // The schema error of b no longer hides its agent's problem (it has no agent.sh beside it).
+    expect(r.stderr).toContain(
+      'sub/b.eval.yaml:2: targets[0].command: the agent command of target "agent" cannot run',
+    );
   });
 
   it("validate says ok for good files", () => {

@@ -150,8 +150,39 @@ describe("action inputs", () => {
     ],
     [{ bundle: "b", out: "o" }, "input out would be ignored"],
     [{ bundle: "b", "retention-days": "3" }, "input retention-days would be ignored"],
+    [{ repeat: "99999999999" }, 'input repeat must be at most 1000 attempts per case (got "99999999999")'],
+    [{ concurrency: "100000" }, 'input concurrency must be at most 256 (got "100000")'],
   ])("rejects %j with a message naming the input", (given, message) => {
     expect(() => inputs(given)).toThrow(UsageError);
     expect(() => inputs(given)).toThrow(message);
+  });
+
+  it("reports every bad input at once, not the first", () => {
+    let error: unknown;
+    try {
+      inputs({
+        comment: "sometimes",
+        repeat: "0",
+        shard: "5/4",
+        "retention-days": "400",
+        "artifact-name": "a/b",
+        "comment-key": "a key",
+        "allow-pull-request-target": "maybe",
+      });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(UsageError);
+    const lines = (error as Error).message.split("\n");
+    expect(lines[0]).toBe("7 inputs are wrong:");
+    expect(lines.slice(1).map((l) => l.trim().split(/[: ]/)[1])).toEqual([
+      "comment",
+      "artifact-name",
+      "retention-days",
+      "comment-key",
+      "repeat",
+      "shard",
+      "allow-pull-request-target",
+    ]);
   });
 });

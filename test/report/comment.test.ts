@@ -19,16 +19,16 @@ describe("the PR comment", () => {
     expect(md).toContain("## ❌ evalgate — gate failed: 2 regressions, 1 errored case");
     // Deltas against the base's per-target numbers: claude passed 3 of 4 cases there (2 flaky).
     expect(md).toContain(
-      "| claude (sonnet) | 2 (−1) | 2 (+1) | 2 | 0 | 50 % (−25 pp) | \\$0.66 (+\\$0.19) | 229 k (+20 k) |",
+      "| claude (sonnet) | 2 (−1) | 2 (+1) | 2 | 0 | 50 % (−25 pp) | \\$0.66 (+\\$0.19) · 229 k (+20 k) |",
     );
     // Tokens too: house-agent used 96 k against the base's 151 k.
-    expect(md).toMatch(/^\| house-agent \|.*\| 96 k \(−55 k\) \|$/m);
+    expect(md).toMatch(/^\| house-agent \|.* · 96 k \(−55 k\) \|$/m);
     expect(md).toContain(
       "**9 cases** · 6 passed (−2) · 2 failed (+1) · 2 flaky · 1 errored (+1) — changes vs base `b1c2d3e`",
     );
     expect(md).toContain("**Why the gate failed**");
     expect(md).toMatch(
-      /\| ❌ fail \| empty-cart-total \| claude \| 1\/3 \| 33 % \| 3\/3 \| \*\*regressed\*\* · −67 pp \| flaky, tampered, regressed \|/,
+      /\| ❌ fail \| empty-cart-total \| claude \| 1\/3 · 33 % \| 3\/3 · \*\*regressed\*\* · −67 pp \| flaky, tampered, regressed \|/,
     );
     expect(md).toContain("| ❗ error | setup-crash | house-agent | 0/0 (2 errors) |");
     expect(md).toContain("<details><summary>❌ <b>empty-cart-total</b> · claude");
@@ -104,6 +104,56 @@ describe("the PR comment", () => {
     // The log tail lost its terminal colours, its bidi override and its NUL.
     expect(md).toContain("red evil\n");
     expect(md).not.toMatch(/[\u001b\u202e\u0000]/);
+  });
+
+  it("does not let an agent's bare URLs or GH-123 references autolink", () => {
+    const view = hostileRun();
+    const planted = "see https://evil.example/x, HTTP://evil.example, www.evil.example and GH-123 or gh-7";
+    view.cases[0]!.runs[0]!.message = planted;
+    view.cases[0]!.runs[0]!.evidence!.scorers![0]!.reason = planted;
+    const md = renderComment(view, { key: "default", maxChars: 65_536, updatedAt });
+    const facts = checkComment(md);
+    expect(facts.hrefs.filter((h) => h.includes("evil"))).toEqual([]);
+    // What GitHub itself autolinks, looked for in the rendered text outside code.
+    expect(facts.text).not.toMatch(/\b[a-z][a-z0-9+.-]*:\/\//i);
+    expect(facts.text).not.toMatch(/\bwww\./i);
+    expect(facts.text).not.toMatch(/\bGH-\d/i);
+    // Still readable: only zero-width joiners were added.
+    expect(facts.text.replaceAll("\u200D", "")).toContain(planted);
+  });
+
+  it("shows no $0.00 (±$0.00) or 0 (±0) for a target whose attempts reported no usage", () => {
+    const view = passingRun();
+    const none = {
+      inputTokens: 0,
+      outputTokens: 0,
+      cachedTokens: 0,
+      costUsd: 0,
+      attempts: 9,
+      attemptsWithoutUsage: 9,
+    };
+    view.targets[0]!.usage = { ...none };
+    view.comparison!.targets![0]!.usage = { ...none };
+    const md = renderComment(view, { key: "k", maxChars: 65_536 });
+    const row = md.split("\n").find((l) => l.startsWith("| claude |"))!;
+    expect(row).toBe("| claude | 3 | 0 | 0 | 0 | 100 % (±0 pp) | — |");
+    expect(md).not.toContain("±\\$0.00");
+    // A target that did report usage keeps its figures and deltas.
+    const shown = renderComment(passingRun(), { key: "k", maxChars: 65_536 });
+    expect(shown).toContain("| claude | 3 | 0 | 0 | 0 | 100 % (±0 pp) | \\$0.36 (±\\$0.00) · 72 k (±0) |");
+  });
+
+  it("gives the review table a heading and at most six columns, so it fits a comment's width", () => {
+    const md = renderComment(failingRun(), { key: "k", maxChars: 65_536 });
+    const lines = md.split("\n");
+    const head = lines.findIndex((l) => l.startsWith("| verdict |"));
+    expect(lines.slice(head - 2, head + 1)).toEqual([
+      "**Cases to review**",
+      "",
+      "| verdict | test | target | attempts | baseline | flags |",
+    ]);
+    for (const l of lines.filter((x) => x.startsWith("|---")))
+      expect(l.split("|").length - 2).toBeLessThanOrEqual(7);
   });
 
   it("builds the marker from the key and keeps it a valid HTML comment", () => {

@@ -43,12 +43,47 @@ describe("console progress", () => {
     p.start(3);
     p.attemptStarted();
     p.attemptFinished(line({ status: "passed" }));
-    p.addPlanned(1);
     p.attemptFinished(line({ status: "error", message: "the agent exited with status 1" }));
+    p.addPlanned(1);
+    p.attemptFinished(line({ status: "passed", retry: 1 }));
+    p.attemptFinished(line({ attempt: 3, status: "passed" }));
     p.stop();
+    // The retry leaves the count alone: the denominator stays the planned attempts.
     expect(text()).toBe(
-      "evalgate: 3 attempts planned\n[1/3] ✓ shop/empty-total on claude · attempt 2/3 · passed · 48 s\n[2/4] ! shop/empty-total on claude · attempt 2/3 · error · 48 s — the agent exited with status 1\n",
+      [
+        "evalgate: 3 attempts planned",
+        "[1/3] ✓ shop/empty-total on claude · attempt 2/3 · passed · 48 s",
+        "[2/3] ! shop/empty-total on claude · attempt 2/3 · error · 48 s — the agent exited with status 1",
+        "[2/3] ✓ shop/empty-total on claude · attempt 2/3 (retry 1) · passed · 48 s",
+        "[3/3] ✓ shop/empty-total on claude · attempt 3/3 · passed · 48 s",
+        "",
+      ].join("\n"),
     );
+  });
+
+  it("strips terminal escapes a scorer printed from the progress line", () => {
+    const hostile =
+      "unit: \u001b[31mFAIL\u001b[0m \u001b]0;pwned\u0007title\u001b[2J\u001b[H cleared \u202Eevil\r\nnext";
+    const out = formatAttemptLine(line({ message: hostile }));
+    expect(out).toBe(
+      "✗ shop/empty-total on claude · attempt 2/3 · failed · score 0.20 · 48 s — unit: FAIL title cleared evil next",
+    );
+    expect(out).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202e]/);
+  });
+
+  it("shows retries beside the live count instead of growing the denominator", () => {
+    const { stream, text } = capture(true);
+    const p = new LiveProgress(stream as unknown as NodeJS.WriteStream);
+    p.start(2);
+    p.attemptStarted();
+    p.attemptFinished(line({ status: "error" }));
+    p.addPlanned(1);
+    p.attemptStarted();
+    p.attemptFinished(line({ status: "passed", retry: 1 }));
+    p.stop();
+    const out = text();
+    expect(out).toMatch(/\[1\/2 \+1 retry\] running 0 · 1 passed · 0 failed · 1 errored/);
+    expect(out).not.toContain("/3]");
   });
 
   it("keeps a live status line on a terminal: done/total, running, elapsed", async () => {

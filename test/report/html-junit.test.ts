@@ -134,4 +134,33 @@ describe("junit.xml", () => {
     expect(byName.get("setup-crash [house-agent]")!.outcome).toBe("errored");
     expect(byName.get("coupon-stacking [claude]")!.outcome).toBe("passed");
   });
+
+  it("states a failure reason once, not again under the scorer that gave it", () => {
+    const view = failingRun();
+    const run = view.cases.find((c) => c.verdict === "fail")!.runs.find((r) => r.evidence?.scorers?.length)!;
+    const s = run.evidence!.scorers![0]!;
+    s.passed = false;
+    s.state = "complete";
+    s.reason = "exit 1: boom";
+    run.message = `the agent changed nothing; ${s.name}: exit 1: boom`;
+    const xml = renderJUnit(view);
+    // Once: not under the scorer, and not again in a <system-out> of the (flaky) failing case.
+    expect(xml.split(`${s.name}: exit 1: boom`)).toHaveLength(2);
+    // A reason the message does not carry is still listed.
+    s.reason = "exit 2: other";
+    expect(renderJUnit(view)).toContain(`  ${s.name}: exit 2: other`);
+  });
+});
+
+describe("report.html", () => {
+  it("shows an empty diff as the words 'no changes', never an empty box", () => {
+    const view = failingRun();
+    const run = view.cases.find((c) => c.verdict === "fail")!.runs[0]!;
+    run.evidence!.diffStat = { files: [], additions: 0, deletions: 0 };
+    run.evidence!.diff = { path: `${run.dir}/diff.patch`, text: "", truncated: false, totalBytes: 0 };
+    const html = renderHtml(view);
+    expect(html).toContain('<p class="muted">Diff: no changes</p>');
+    expect(html).not.toMatch(/<summary>Diff: no changes[^<]*(<[^>]*>[^<]*)*<\/summary><pre><\/pre>/);
+    expect(html).not.toContain("<pre></pre>");
+  });
 });
