@@ -28,8 +28,15 @@ export function daemonAgent(dir: string, target: string, tag: string, delay = 2,
   const script = path.join(dir, "daemon-agent.sh");
   writeFileSync(
     script,
+    // The agent exits only once the daemon is in its own session (it says so with a marker file):
+    // otherwise the agent's exit could come first and the group kill take the daemon-to-be along,
+    // and a test of what survives without containment would pass or fail by the scheduler's whim.
     `#!/bin/sh
-( env -i setsid /bin/sh -c '${hold ? "" : "exec </dev/null >/dev/null 2>&1; "}sleep ${delay}; echo forged > "$1"' "${tag}" "${target}" & )
+up=$(mktemp -u /tmp/evalgate-up.XXXXXX)
+( env -i setsid /bin/sh -c ': > "$2"; ${hold ? "" : "exec </dev/null >/dev/null 2>&1; "}sleep ${delay}; echo forged > "$1"' "${tag}" "${target}" "$up" & )
+i=0
+while [ ! -e "$up" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+rm -f "$up"
 echo agent done
 exit 0
 `,
