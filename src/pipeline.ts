@@ -4,7 +4,6 @@
  */
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { rm } from "node:fs/promises";
 import path from "node:path";
 import { comparisonSummary } from "./bundle/compare.js";
 import { type Bundle, readBundleAs, rowKey } from "./bundle/read.js";
@@ -26,6 +25,7 @@ import { type ProcessRunner, runnerWith } from "./sandbox/process.js";
 import type { Redactor } from "./sandbox/redact.js";
 import { runSecrets } from "./sandbox/secrets.js";
 import { VERSION } from "./version.js";
+import { discardsSettled, removeTree } from "./workspace/discard.js";
 import { git } from "./workspace/git.js";
 import { tempRoot } from "./workspace/temp.js";
 
@@ -204,7 +204,9 @@ async function executeAndWrite(
     });
   } finally {
     deps.progress.stop();
-    if (!opts.keepWorkspaces) await rm(workRoot, { recursive: true, force: true }).catch(() => undefined);
+    // Attempt folders are deleted in the background as attempts end (workspace/discard.ts).
+    await discardsSettled();
+    if (!opts.keepWorkspaces) await removeTree(workRoot);
   }
   if (opts.keepWorkspaces) deps.logger.info(`workspaces kept in ${workRoot}`);
 

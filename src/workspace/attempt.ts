@@ -19,7 +19,7 @@ import { unlockWorkspace } from "./unlock.js";
  * `dest`. No file is shared with the baseline: see copy.ts.
  */
 export async function materializeAttempt(baseline: PreparedBaseline, dest: string): Promise<void> {
-  await copyTree(baseline.dir, dest, baseline.copyMethod ?? "tar");
+  await copyTree(baseline.dir, dest, baseline.copyMethod ?? "copy");
 }
 
 export type ChangeStatus = "added" | "modified" | "deleted" | "renamed" | "copied" | "type_changed";
