@@ -290,7 +290,6 @@ const PLAIN_CHAR = /[A-Za-z0-9_./:=@%+,-]/;
 export function plainArgv(line: string): string[] | undefined {
   const words: string[] = [];
   let word: string | undefined;
-  let firstQuoted = false;
   for (let i = 0; i < line.length; i++) {
     const c = line[i]!;
     if (c === " ") {
@@ -299,7 +298,6 @@ export function plainArgv(line: string): string[] | undefined {
     } else if (c === "'") {
       const end = line.indexOf("'", i + 1);
       if (end < 0) return undefined;
-      if (words.length === 0) firstQuoted = true;
       word = (word ?? "") + line.slice(i + 1, end);
       i = end;
     } else if (PLAIN_CHAR.test(c)) word = (word ?? "") + c;
@@ -307,6 +305,6 @@ export function plainArgv(line: string): string[] | undefined {
   }
   if (word !== undefined) words.push(word);
   const first = words[0];
-  if (first === undefined || firstQuoted || first.includes("=") || SHELL_WORDS.has(first)) return undefined;
+  if (first === undefined || first.includes("=") || SHELL_WORDS.has(first)) return undefined;
   return words;
 }

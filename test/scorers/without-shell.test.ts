@@ -26,6 +26,8 @@ describe("plainArgv", () => {
     ["./args.sh --k=v a,b @x %y 1:2", ["./args.sh", "--k=v", "a,b", "@x", "%y", "1:2"]],
     ["./args.sh 'two words' 'it''s' x'y z'w", ["./args.sh", "two words", "its", "xy zw"]],
     ["./args.sh ''", ["./args.sh", ""]],
+    // {EVAL_DIR}/check.sh, expanded: the path is quoted as a word of its own.
+    ["'/evals/my dir/check.sh' -q", ["/evals/my dir/check.sh", "-q"]],
   ])("%s → argv", (line, argv) => {
     expect(plainArgv(line)).toEqual(argv);
     // The shell passes the same words.
@@ -60,7 +62,6 @@ describe("plainArgv", () => {
     "a\tb",
     "run #comment",
     "run {a,b}",
-    "'quoted' program",
     "",
   ])("%j keeps the shell", (line) => {
     expect(plainArgv(line)).toBeUndefined();
