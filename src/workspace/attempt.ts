@@ -152,30 +152,31 @@ async function captureWith(
       input: nulInput(hidden),
     });
   }
-  const range = ["--cached", "-M", baseline.sha];
-  const { head, totalBytes } = await gitCapped(
-    ["diff", ...range, "--binary", "--full-index", "--no-ext-diff", "--no-textconv", "--no-color"],
+  // One process for the listing (raw records, then numstat records, NUL-separated) and the patch,
+  // which git puts after an empty record (two NULs): every record of the listing is non-empty.
+  const { head, totalBytes, listing } = await gitCapped(
+    [
+      "diff",
+      "--cached",
+      "-M",
+      baseline.sha,
+      "--raw",
+      "--numstat",
+      "-z",
+      "-p",
+      "--binary",
+      "--full-index",
+      "--no-ext-diff",
+      "--no-textconv",
+      "--no-color",
+    ],
     opts,
     maxPatchBytes,
+    Buffer.from([0, 0]),
   );
   const truncated = totalBytes > maxPatchBytes;
   const patch = truncated ? truncatePatch(head, totalBytes, maxPatchBytes) : head;
-  // Every change, a mode change included, has a patch: an empty patch is an empty listing.
-  if (totalBytes === 0)
-    return {
-      patch,
-      patchBytes: 0,
-      truncated: false,
-      files: [],
-      additions: 0,
-      deletions: 0,
-      removedSpecial,
-      oversize,
-      unlocked,
-    };
-  // One call for both listings: raw records first, then numstat records.
-  const listing = await git(["diff", ...range, "--raw", "--numstat", "-z", "--no-abbrev"], opts);
-  const parts = listing.split("\0");
+  const parts = listing.toString("utf8").split("\0");
   const { files, end } = parseRaw(parts);
   applyNumstat(files, parts.slice(end));
   return {
