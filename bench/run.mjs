@@ -1,10 +1,13 @@
 /**
- * `npm run bench`: builds, then runs every benchmark (or those named: `node bench/run.mjs overhead`)
+ * `npm run bench`: builds, then runs `paired` and `scale` (or those named: `node bench/run.mjs overhead`)
  * and prints their figures. Benchmarks report; they never fail on a number.
  */
 import { overhead } from "./overhead.mjs";
+import { paired, scale } from "./paired.mjs";
 
-const BENCHES = { overhead };
+const BENCHES = { paired, scale, overhead };
+/** Run when none is named: `overhead` (in-process, floors unpaired) only by name. */
+const DEFAULT = ["paired", "scale"];
 
 const wanted = process.argv.slice(2);
 for (const name of wanted) {
@@ -14,7 +17,7 @@ for (const name of wanted) {
   }
 }
 for (const [name, bench] of Object.entries(BENCHES)) {
-  if (wanted.length > 0 && !wanted.includes(name)) continue;
+  if (!(wanted.length > 0 ? wanted : DEFAULT).includes(name)) continue;
   const t = performance.now();
   await bench();
   console.log(`  (${name}: ${((performance.now() - t) / 1000).toFixed(0)} s)\n`);

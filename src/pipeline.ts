@@ -4,7 +4,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, rm, stat } from "node:fs/promises";
+import { mkdir, mkdtemp, stat } from "node:fs/promises";
 import path from "node:path";
 import { comparisonSummary } from "./bundle/compare.js";
 import { type Bundle, readBundleAs, rowKey, unsealedNote } from "./bundle/read.js";
@@ -38,6 +38,7 @@ import { liveProcesses, type ProcessOutcome, type ProcessRunner, runnerWith } fr
 import type { Redactor } from "./sandbox/redact.js";
 import { runSecrets } from "./sandbox/secrets.js";
 import { VERSION } from "./version.js";
+import { discardsSettled, removeTree } from "./workspace/discard.js";
 import { git } from "./workspace/git.js";
 import { tempRoot } from "./workspace/temp.js";
 
@@ -114,7 +115,7 @@ async function makeWorkRoot(
     const parent = given ?? tempRoot();
     root = await mkdtemp(path.join(parent, `evalgate-${runId}-`)).catch(refuse(given ? shown : parent));
   }
-  return { root, cleanup: () => rm(root, { recursive: true, force: true }).catch(() => undefined) };
+  return { root, cleanup: () => removeTree(root).catch(() => undefined) };
 }
 
 /** A runner that starts nothing once the run is interrupted (the running ones are killed by then). */
@@ -325,6 +326,8 @@ async function writeRun(
     });
   } finally {
     deps.progress.stop();
+    // Attempt folders are deleted in the background as attempts end (workspace/discard.ts).
+    await discardsSettled();
     if (!opts.keepWorkspaces) await work.cleanup();
   }
   if (opts.keepWorkspaces) deps.logger.info(`workspaces kept in ${workRoot}`);

@@ -279,3 +279,32 @@ export function expandPlaceholders(command: Command, values: Record<string, stri
   }
   return { shell: out + text.slice(from) };
 }
+
+const PLAIN_CHAR = /[A-Za-z0-9_./:=@%+,-]/;
+
+/**
+ * The words of a shell line that needs no shell: plain characters (letters, digits, `_./:=@%+,-`)
+ * and '...' parts, words separated by spaces, naming a program that is not a shell word; else
+ * undefined. Such a line runs the same as an argv, without a `/bin/sh -c` process in front.
+ */
+export function plainArgv(line: string): string[] | undefined {
+  const words: string[] = [];
+  let word: string | undefined;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i]!;
+    if (c === " ") {
+      if (word !== undefined) words.push(word);
+      word = undefined;
+    } else if (c === "'") {
+      const end = line.indexOf("'", i + 1);
+      if (end < 0) return undefined;
+      word = (word ?? "") + line.slice(i + 1, end);
+      i = end;
+    } else if (PLAIN_CHAR.test(c)) word = (word ?? "") + c;
+    else return undefined;
+  }
+  if (word !== undefined) words.push(word);
+  const first = words[0];
+  if (first === undefined || first.includes("=") || SHELL_WORDS.has(first)) return undefined;
+  return words;
+}

@@ -171,7 +171,25 @@ function changeText(c: CaseView): string {
   return [ch.change, base, delta, p].filter(Boolean).join(" · ");
 }
 
-function caseSection(c: CaseView, i: number, multi: boolean): string {
+/**
+ * Above this many cases, a case that needs no review is one line linking its files in the bundle
+ * (its evidence is read from there when wanted), so a report of thousands of cases stays small.
+ */
+export const COMPACT_ABOVE = 200;
+
+function compactCase(c: CaseView, i: number, multi: boolean): string {
+  const a = c.attempts;
+  const runs = c.runs
+    .map(
+      (r) =>
+        `${tryLabel(r)} ${STATUS_ICON[r.status]} ${fileLink(`${r.dir}/diff.patch`, "diff")} ${fileLink(`${r.dir}/agent.log`, "log")}`,
+    )
+    .join(" · ");
+  return `<p class="case" id="case-${i}">${caseIcon(c)} <b>${esc(caseLabel(c, multi))}</b> · ${esc(c.target)} · ${a.passed}/${a.counted} attempts passed · ${esc(c.reason)} · ${fileLink(`${c.resultDir}/`, "files")} · ${runs}</p>`;
+}
+
+function caseSection(c: CaseView, i: number, multi: boolean, compact = false): string {
+  if (compact && !needsReview(c)) return compactCase(c, i, multi);
   const a = c.attempts;
   const flags = caseFlags(c);
   const stats = [
@@ -281,7 +299,7 @@ ${targetChart(view)}
 ${cmp?.removedCases.length ? `<h2>Removed since the base</h2>${list(cmp.removedCases.map((r) => `${r.suite}/${r.testId} on ${r.target} (was ${r.baseVerdict})`))}` : ""}
 ${view.problems.length ? `<h2>Unreadable files</h2>${list(view.problems)}` : ""}
 <h2>Details</h2>
-${ordered.map((x) => caseSection(x, index.get(x)!, multi)).join("\n")}
+${ordered.map((x) => caseSection(x, index.get(x)!, multi, view.cases.length > COMPACT_ABOVE)).join("\n")}
 <footer><p class="muted">evalgate ${esc(view.run.evalgateVersion)} · run ${esc(view.run.id)} · ${esc(view.run.startedAt)} – ${esc(view.run.finishedAt)}</p></footer>
 </body>
 </html>

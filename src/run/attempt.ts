@@ -23,6 +23,7 @@ import {
   workspaceIsFolder,
 } from "../workspace/attempt.js";
 import type { PreparedBaseline } from "../workspace/baseline.js";
+import { discardTree } from "../workspace/discard.js";
 import { installVerifiers, restoreProtected } from "../workspace/protect.js";
 import { decideStatus, type StageFacts, WORKSPACE_REPLACED } from "./status.js";
 import type { AgentRecord, AttemptResult, Usage } from "./types.js";
@@ -51,17 +52,6 @@ export const PROMPT_SEPARATOR = "\n\n";
 export function promptFor(spec: CaseSpec): string {
   const setup = spec.test.workspace.setup.instructions;
   return setup ? `${setup.trim()}${PROMPT_SEPARATOR}${spec.test.instruction}` : spec.test.instruction;
-}
-
-async function removeTree(dir: string): Promise<void> {
-  try {
-    await rm(dir, { recursive: true, force: true });
-  } catch {
-    // An agent may leave folders without write permission: make them writable, then retry.
-    const { execa } = await import("execa");
-    await execa("chmod", ["-R", "u+rwX", dir], { reject: false });
-    await rm(dir, { recursive: true, force: true }).catch(() => undefined);
-  }
 }
 
 export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
@@ -116,7 +106,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
   let diff: CapturedDiff | undefined;
   try {
     const w0 = performance.now();
-    await removeTree(input.workDir);
+    await discardTree(input.workDir);
     await mkdir(home, { recursive: true });
     await mkdir(tmp, { recursive: true });
     try {
@@ -279,7 +269,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     };
     return r;
   } finally {
-    if (!input.keepWorkspace) await removeTree(input.workDir);
+    if (!input.keepWorkspace) await discardTree(input.workDir);
   }
 }
 

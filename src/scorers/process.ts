@@ -1,6 +1,9 @@
 /** Running a scorer's command in the workspace. */
+import { constants } from "node:fs";
+import { access, open } from "node:fs/promises";
 import path from "node:path";
-import { expandPlaceholders, toCommand } from "../config/commands.js";
+import { expandPlaceholders, plainArgv, toCommand } from "../config/commands.js";
+import type { Command } from "../config/types.js";
 import type { ProcessOutcome } from "../sandbox/process.js";
 import type { ScorerContext, ScorerResult } from "./types.js";
 import { mustResolveInside } from "./workspace-path.js";
@@ -13,17 +16,69 @@ export async function runScorerCommand(
   const cwd = options.cwd ? path.resolve(ctx.workspace, options.cwd) : ctx.workspace;
   // A cwd the agent made a link to another folder (another attempt's) would grade that folder.
   if (options.cwd) await mustResolveInside(ctx.workspace, cwd, `cwd ${options.cwd}`);
+  const env = ctx.env(options.env_passthrough ?? []);
+  const command = expandPlaceholders(toCommand(options.run), {
+    WORKSPACE: ctx.workspace,
+    EVAL_DIR: ctx.spec.evalDir,
+  });
   return ctx.runner.run({
-    command: expandPlaceholders(toCommand(options.run), {
-      WORKSPACE: ctx.workspace,
-      EVAL_DIR: ctx.spec.evalDir,
-    }),
+    command: await withoutShell(command, cwd, env.PATH),
     cwd,
-    env: ctx.env(options.env_passthrough ?? []),
+    env,
     timeoutMs: ctx.spec.timeoutMs,
     logFile: ctx.logFile,
     captureStdout,
   });
+}
+
+/**
+ * A shell line without shell syntax whose program exists runs as an argv: one process instead of
+ * `/bin/sh -c` and the program. A program that is not found keeps the shell, and so its message
+ * and exit status 127.
+ */
+export async function withoutShell(
+  command: Command,
+  cwd: string,
+  pathVar: string | undefined,
+): Promise<Command> {
+  if (!("shell" in command)) return command;
+  const argv = plainArgv(command.shell);
+  if (!argv) return command;
+  const program = argv[0]!;
+  const candidates = program.includes("/")
+    ? [path.resolve(cwd, program)]
+    : (pathVar ?? "")
+        .split(":")
+        .filter(Boolean)
+        .map((d) => path.join(d, program));
+  for (const c of candidates) {
+    if (
+      !(await access(c, constants.X_OK).then(
+        () => true,
+        () => false,
+      ))
+    )
+      continue;
+    // Found: a binary or a script with `#!` runs directly; a script without one needs the shell.
+    return (await startsRunnable(c)) ? { argv } : command;
+  }
+  return command;
+}
+
+async function startsRunnable(file: string): Promise<boolean> {
+  const head = Buffer.alloc(4);
+  try {
+    const f = await open(file, "r");
+    try {
+      const { bytesRead } = await f.read(head, 0, 4, 0);
+      const h = head.subarray(0, bytesRead);
+      return h.subarray(0, 2).toString("latin1") === "#!" || h.toString("latin1") === "\x7fELF";
+    } finally {
+      await f.close();
+    }
+  } catch {
+    return false;
+  }
 }
 
 /** The error result for a command that did not run to completion, or undefined when it did. */

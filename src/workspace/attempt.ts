@@ -3,7 +3,7 @@
  * agent changed as a patch that `git apply` accepts on the baseline.
  */
 import { constants } from "node:fs";
-import { copyFile, lstat, mkdir, rm } from "node:fs/promises";
+import { copyFile, lstat, mkdir, mkdtemp, rm } from "node:fs/promises";
 import path from "node:path";
 import { formatSize } from "../config/size.js";
 import { DEFAULT_LIMITS } from "../config/types.js";
@@ -11,6 +11,7 @@ import type { PreparedBaseline } from "./baseline.js";
 import { copyTree } from "./copy.js";
 import { GitError, git, gitBytes, gitCapped, nulInput, nulParts } from "./git.js";
 import { type OversizeFile, stageOversize } from "./oversize.js";
+import { tempRoot } from "./temp.js";
 import { unlockWorkspace } from "./unlock.js";
 
 /**
@@ -18,7 +19,7 @@ import { unlockWorkspace } from "./unlock.js";
  * `dest`. No file is shared with the baseline: see copy.ts.
  */
 export async function materializeAttempt(baseline: PreparedBaseline, dest: string): Promise<void> {
-  await copyTree(baseline.dir, dest, baseline.copyMethod ?? "tar");
+  await copyTree(baseline.dir, dest, baseline.copyMethod ?? "copy");
 }
 
 export type ChangeStatus = "added" | "modified" | "deleted" | "renamed" | "copied" | "type_changed";
@@ -95,9 +96,10 @@ const STATUS: Record<string, ChangeStatus> = {
 };
 
 /**
- * Captures the workspace's changes against the baseline commit. The capture uses the baseline's
- * own object store and a private index, so an agent that rewrote or deleted the workspace's .git
- * cannot hide or forge changes.
+ * Captures the workspace's changes against the baseline commit. The capture reads the baseline's
+ * objects from the capture store (never from the workspace's .git, which the agent may have
+ * rewritten, nor from the prepared tree's, which later attempts copy), writes the objects it makes
+ * to a scratch object folder of its own, removed afterwards, and uses a private index.
  */
 export async function captureDiff(
   baseline: PreparedBaseline,
@@ -105,14 +107,36 @@ export async function captureDiff(
   indexFile: string,
   maxPatchBytes = DEFAULT_LIMITS.diffBytes,
 ): Promise<CapturedDiff> {
+  const gitDir = baseline.captureGitDir ?? path.join(baseline.dir, ".git");
+  // Next to the capture store, outside the agent's attempt folder (never inside the prepared tree).
+  const scratch = baseline.captureGitDir ? path.dirname(gitDir) : tempRoot();
+  const objects = await mkdtemp(path.join(scratch, "capture-objects-"));
+  try {
+    return await captureWith(baseline, workTree, indexFile, maxPatchBytes, gitDir, objects);
+  } finally {
+    await rm(objects, { recursive: true, force: true });
+  }
+}
+
+async function captureWith(
+  baseline: PreparedBaseline,
+  workTree: string,
+  indexFile: string,
+  maxPatchBytes: number,
+  gitDir: string,
+  objects: string,
+): Promise<CapturedDiff> {
   // The index lives in the agent's attempt folder: a link the agent left there is replaced, never
   // written through.
   await rm(indexFile, { force: true });
-  await copyFile(path.join(baseline.dir, ".git", "index"), indexFile, constants.COPYFILE_EXCL);
+  await copyFile(path.join(gitDir, "index"), indexFile, constants.COPYFILE_EXCL);
   const env = {
-    GIT_DIR: path.join(baseline.dir, ".git"),
+    GIT_DIR: gitDir,
     GIT_WORK_TREE: workTree,
     GIT_INDEX_FILE: indexFile,
+    // New objects go to this capture's own folder; the store's are read through alternates.
+    GIT_OBJECT_DIRECTORY: objects,
+    GIT_ALTERNATE_OBJECT_DIRECTORIES: path.join(gitDir, "objects"),
     // Paths the agent named are paths, never patterns.
     GIT_LITERAL_PATHSPECS: "1",
   };
@@ -128,30 +152,31 @@ export async function captureDiff(
       input: nulInput(hidden),
     });
   }
-  const range = ["--cached", "-M", baseline.sha];
-  const { head, totalBytes } = await gitCapped(
-    ["diff", ...range, "--binary", "--full-index", "--no-ext-diff", "--no-textconv", "--no-color"],
+  // One process for the listing (raw records, then numstat records, NUL-separated) and the patch,
+  // which git puts after an empty record (two NULs): every record of the listing is non-empty.
+  const { head, totalBytes, listing } = await gitCapped(
+    [
+      "diff",
+      "--cached",
+      "-M",
+      baseline.sha,
+      "--raw",
+      "--numstat",
+      "-z",
+      "-p",
+      "--binary",
+      "--full-index",
+      "--no-ext-diff",
+      "--no-textconv",
+      "--no-color",
+    ],
     opts,
     maxPatchBytes,
+    Buffer.from([0, 0]),
   );
   const truncated = totalBytes > maxPatchBytes;
   const patch = truncated ? truncatePatch(head, totalBytes, maxPatchBytes) : head;
-  // Every change, a mode change included, has a patch: an empty patch is an empty listing.
-  if (totalBytes === 0)
-    return {
-      patch,
-      patchBytes: 0,
-      truncated: false,
-      files: [],
-      additions: 0,
-      deletions: 0,
-      removedSpecial,
-      oversize,
-      unlocked,
-    };
-  // One call for both listings: raw records first, then numstat records.
-  const listing = await git(["diff", ...range, "--raw", "--numstat", "-z", "--no-abbrev"], opts);
-  const parts = listing.split("\0");
+  const parts = listing.toString("utf8").split("\0");
   const { files, end } = parseRaw(parts);
   applyNumstat(files, parts.slice(end));
   return {

@@ -9,7 +9,7 @@ import { expandPlaceholders } from "../config/commands.js";
 import { agentFolder, type WorkspaceSpec } from "../config/types.js";
 import { buildEnv } from "../sandbox/env.js";
 import type { ProcessRunner } from "../sandbox/process.js";
-import { type CopyMethod, probeCopyMethod } from "./copy.js";
+import { type CopyMethod, copyTree, probeCopyMethod } from "./copy.js";
 import { WorkspaceError } from "./errors.js";
 import { git } from "./git.js";
 import { describeSeed, materializeSeed } from "./seed.js";
@@ -30,6 +30,12 @@ export interface PreparedBaseline {
   seedDescription: string;
   /** How attempts copy `dir` (probed on the work folder's filesystem); default `tar`. */
   copyMethod?: CopyMethod;
+  /**
+   * The capture store: evalgate's private copy of the prepared `.git`, which captures read (and
+   * may freshen) but attempts never copy; each capture writes its objects to a scratch folder of
+   * its own next to it (docs/decisions/0105). Without it, captures read `dir`'s .git (tests).
+   */
+  captureGitDir?: string;
 }
 
 /** One baseline per distinct seed, setup and setup timeout (where a seed is written does not count). */
@@ -128,13 +134,19 @@ export class BaselineStore {
     // copy a handful of files (see docs/decisions/0030-prepared-baseline-copies.md).
     await git(["repack", "-d", "-q"], { cwd: dir });
     await writeFile(path.join(root, "sha"), sha);
+    const copyMethod = await probeCopyMethod(root);
+    // Captures never use the tree's own .git: attempts copy it, and git writes (and freshens) the
+    // object stores it adds to or finds objects in.
+    const captureGitDir = path.join(root, "capture.git");
+    await copyTree(path.join(dir, ".git"), captureGitDir, copyMethod);
     const result: PreparedBaseline = {
       key,
       dir,
       sha,
       setupDurationMs,
       seedDescription: describeSeed(ws.seed),
-      copyMethod: await probeCopyMethod(root),
+      copyMethod,
+      captureGitDir,
     };
     if (ws.seed.kind === "git" && ws.seed.subdir) result.subdir = ws.seed.subdir;
     if (setupLog) result.setupLog = setupLog;

@@ -147,13 +147,16 @@ async function gitRaw(args: readonly string[], opts: GitOptions): Promise<string
 
 /**
  * Runs git and keeps at most `capBytes` of its output, reading the rest only to count it, so an
- * agent that wrote gigabytes cannot make evalgate hold them in memory.
+ * agent that wrote gigabytes cannot make evalgate hold them in memory. With `listingEnd`, the output
+ * up to the first such byte sequence (a listing that must be read whole) is returned apart, as
+ * `listing`, and the cap applies to what follows it.
  */
 export async function gitCapped(
   args: readonly string[],
   opts: GitOptions,
   capBytes: number,
-): Promise<{ head: Buffer; totalBytes: number }> {
+  listingEnd?: Buffer,
+): Promise<{ head: Buffer; totalBytes: number; listing: Buffer }> {
   const child = spawn("git", [...SAFE_CONFIG, ...args], {
     cwd: opts.cwd,
     env: gitEnv(opts.env),
@@ -163,23 +166,39 @@ export async function gitCapped(
   let keptBytes = 0;
   let totalBytes = 0;
   let stderr = "";
+  // The listing so far, while its end has not been seen.
+  let listing: Buffer<ArrayBufferLike> | undefined = listingEnd ? Buffer.alloc(0) : undefined;
+  let listingDone: Buffer<ArrayBufferLike> = Buffer.alloc(0);
+  const take = (c: Buffer) => {
+    totalBytes += c.length;
+    if (keptBytes < capBytes) {
+      const part = c.subarray(0, capBytes - keptBytes);
+      kept.push(part);
+      keptBytes += part.length;
+    }
+  };
   child.stderr.on("data", (c: Buffer) => {
     if (stderr.length < 64 * 1024) stderr += c.toString("utf8");
   });
   child.stdout.on("data", (c: Buffer) => {
-    totalBytes += c.length;
-    if (keptBytes < capBytes) {
-      const take = c.subarray(0, capBytes - keptBytes);
-      kept.push(take);
-      keptBytes += take.length;
-    }
+    if (listing === undefined || !listingEnd) return take(c);
+    const from = Math.max(0, listing.length - listingEnd.length + 1);
+    listing = Buffer.concat([listing, c]);
+    const at = listing.indexOf(listingEnd, from);
+    if (at < 0) return;
+    listingDone = listing.subarray(0, at);
+    const rest = listing.subarray(at + listingEnd.length);
+    listing = undefined;
+    if (rest.length > 0) take(rest);
   });
   const code = await new Promise<number | null>((resolve, reject) => {
     child.once("error", reject);
     child.once("close", (c) => resolve(c));
   });
   if (code !== 0) throw new GitError(args, stderr, code ?? undefined);
-  return { head: Buffer.concat(kept), totalBytes };
+  // No end seen: the output was all listing.
+  if (listing !== undefined) listingDone = listing;
+  return { head: Buffer.concat(kept), totalBytes, listing: listingDone };
 }
 
 /** The top folder of the git repository holding `cwd`, or `cwd` itself outside a repository. */

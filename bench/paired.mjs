@@ -1,0 +1,261 @@
+/**
+ * bench/paired: evalgate as shipped against the floor, in alternating paired runs (issue 18).
+ *
+ * evalgate: `node bin/evalgate.js run` (the CLI as shipped), concurrency 2, workspaces deleted, a
+ * trivial agent (writes one file) and a trivial grader (a script that checks it), baseline
+ * preparation included (a setup command's own time is left out: it is the user's, run once).
+ * The floor, per attempt, two at a time: `cp -a` of the prepared tree + the same agent +
+ * `git add -A && git diff --cached --binary` + the same grader + `rm -rf`.
+ * Each pair runs both, in alternating order (A/B, then B/A); the figure is the median of the pairs'
+ * ratios evalgate/floor with its range, because on a shared machine the spread between runs is
+ * larger than the difference being measured.
+ *
+ * Suites: 40 tests × 3 attempts on a 200-file repository; a 2,000-file repository; a 50,000-file
+ * ignored tree (node_modules made by setup). `BENCH_QUICK=1`: fewer pairs and attempts, 10,000
+ * ignored files. `BENCH_PAIRS`, `BENCH_DIR` override.
+ */
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const QUICK = process.env.BENCH_QUICK === "1";
+export const CLI = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "bin", "evalgate.js");
+const PAIRS = Number(process.env.BENCH_PAIRS ?? (QUICK ? 3 : 5));
+
+export const GIT_ENV = {
+  ...process.env,
+  GIT_CONFIG_GLOBAL: "/dev/null",
+  GIT_CONFIG_NOSYSTEM: "1",
+  GIT_AUTHOR_NAME: "bench",
+  GIT_AUTHOR_EMAIL: "bench@localhost",
+  GIT_COMMITTER_NAME: "bench",
+  GIT_COMMITTER_EMAIL: "bench@localhost",
+};
+
+export function sh(cmd, cwd) {
+  return execFileSync("/bin/sh", ["-c", cmd], { cwd, env: GIT_ENV, encoding: "utf8", maxBuffer: 1 << 30 });
+}
+
+export function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+export const secs = (x) => `${(x / 1000).toFixed(2)} s`;
+
+/** A source tree of `n` small files in up to 50 folders. */
+export function writeSourceTree(dir, n) {
+  for (let i = 0; i < n; i++) {
+    const folder = path.join(dir, "src", `module${i % 50}`);
+    mkdirSync(folder, { recursive: true });
+    writeFileSync(
+      path.join(folder, `file${i}.ts`),
+      `// file ${i}\n${`export const v${i} = ${i};\n`.repeat(20)}`,
+    );
+  }
+}
+
+const AGENT = '#!/bin/sh\necho "$EVALGATE_TEST_ID $EVALGATE_ATTEMPT" > answer.txt\n';
+const GRADER = "#!/bin/sh\ntest -s answer.txt\n";
+const MAKE_IGNORED = `#!/bin/sh
+# Writes N files into node_modules as an install would; records its own time (ms) in $2.
+start=$(date +%s%N)
+node -e '
+const fs = require("fs"), path = require("path");
+const n = Number(process.argv[1]);
+for (let i = 0; i < n; i++) {
+  const dir = path.join("node_modules", "pkg" + Math.floor(i / 50), "lib");
+  if (i % 50 === 0) fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, "f" + (i % 50) + ".js"), "module.exports = " + i + ";\\n");
+}' "$1"
+echo $(( ($(date +%s%N) - start) / 1000000 )) > "$2"
+`;
+
+/** An eval folder: the seed `project/`, the agent and grader, `tests` × `repeat` attempts. */
+export function writeSuite(dir, { files, tests, repeat, concurrency = 2, ignored = 0 }) {
+  const project = path.join(dir, "project");
+  writeSourceTree(project, files);
+  writeFileSync(path.join(project, ".gitignore"), "node_modules/\n");
+  for (const [name, text] of [
+    ["agent.sh", AGENT],
+    ["grade.sh", GRADER],
+    ["make-ignored.sh", MAKE_IGNORED],
+  ]) {
+    writeFileSync(path.join(dir, name), text);
+    chmodSync(path.join(dir, name), 0o755);
+  }
+  const setup = ignored
+    ? `  setup: { command: "{EVAL_DIR}/make-ignored.sh ${ignored} {EVAL_DIR}/setup-ms" }\n`
+    : "";
+  const list = Array.from(
+    { length: tests },
+    (_, i) =>
+      `  - { id: t${i}, instruction: x, scorers: [{ name: grade, type: command, run: "{EVAL_DIR}/grade.sh" }] }`,
+  ).join("\n");
+  writeFileSync(
+    path.join(dir, "bench.eval.yaml"),
+    `name: bench
+repeat: ${repeat}
+concurrency: ${concurrency}
+targets: [{ name: trivial, provider: command, command: ["{EVAL_DIR}/agent.sh"] }]
+workspace:
+  seed: { path: project }
+${setup}tests:
+${list}
+`,
+  );
+}
+
+/** Runs a program; resolves with its wall time in ms (rejects on a non-zero exit). */
+function timedRun(cmd, args, opts) {
+  return new Promise((resolve, reject) => {
+    const t = performance.now();
+    const child = spawn(cmd, args, { ...opts, stdio: ["ignore", "ignore", "pipe"] });
+    let err = "";
+    child.stderr.on("data", (c) => {
+      err += c;
+    });
+    child.on("close", (code) => {
+      const ms = performance.now() - t;
+      code === 0 || code === 1 ? resolve(ms) : reject(new Error(`${cmd} exited ${code}: ${err.slice(-500)}`));
+    });
+  });
+}
+
+/** Runs the CLI on `dir`; returns wall ms (setup time subtracted) and the attempts' statuses. */
+export async function runEvalgate(dir, extraArgs = []) {
+  const out = path.join(dir, "bundle");
+  rmSync(out, { recursive: true, force: true });
+  const ms = await timedRun(process.execPath, [CLI, "run", ".", "--out", out, ...extraArgs], {
+    cwd: dir,
+    env: { ...process.env, CI: "1" },
+  });
+  let setupMs = 0;
+  try {
+    setupMs = Number(readFileSync(path.join(dir, "setup-ms"), "utf8"));
+  } catch {}
+  const runs = readFileSync(path.join(out, "index.jsonl"), "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .flatMap((l) => JSON.parse(l).runs);
+  rmSync(out, { recursive: true, force: true });
+  return { ms: ms - setupMs, runs };
+}
+
+/** The prepared tree the floor copies: the seed, the setup's output, a baseline commit. */
+function prepareFloorTree(dir, ignored) {
+  const tree = path.join(dir, "floor-tree");
+  sh(`cp -a project ${tree}`, dir);
+  if (ignored) sh(`${path.join(dir, "make-ignored.sh")} ${ignored} /dev/null`, tree);
+  sh("git init -q -b main . && git add -A && git commit -qm baseline && git repack -adq", tree);
+  return tree;
+}
+
+/** The floor: per attempt cp -a + agent + git add -A && git diff + grader + rm -rf, two at a time. */
+async function runFloor(dir, tree, attempts) {
+  const script = (i) =>
+    `d=${dir}/floor-ws-${i}; cp -a ${tree} $d && cd $d && EVALGATE_TEST_ID=t EVALGATE_ATTEMPT=${i} ${dir}/agent.sh && git add -A && git diff --cached --binary HEAD > /dev/null && ${dir}/grade.sh; cd ${dir}; rm -rf $d`;
+  const t = performance.now();
+  let next = 0;
+  const worker = async () => {
+    while (next < attempts) {
+      const i = next++;
+      await timedRun("/bin/sh", ["-c", script(i)], { env: GIT_ENV });
+    }
+  };
+  await Promise.all([worker(), worker()]);
+  return performance.now() - t;
+}
+
+async function suite(base, label, opts) {
+  const dir = path.join(base, label.replace(/\W+/g, "-"));
+  mkdirSync(dir, { recursive: true });
+  writeSuite(dir, opts);
+  const tree = prepareFloorTree(dir, opts.ignored);
+  const attempts = opts.tests * opts.repeat;
+  const ratios = [];
+  const eg = [];
+  const fl = [];
+  for (let p = 0; p < PAIRS; p++) {
+    let e;
+    let f;
+    if (p % 2 === 0) {
+      e = await runEvalgate(dir);
+      f = await runFloor(dir, tree, attempts);
+    } else {
+      f = await runFloor(dir, tree, attempts);
+      e = await runEvalgate(dir);
+    }
+    const bad = e.runs.filter((r) => r.status !== "passed");
+    if (bad.length) throw new Error(`${label}: ${bad.length} attempts did not pass (${bad[0].status})`);
+    ratios.push(e.ms / f);
+    eg.push(e.ms);
+    fl.push(f);
+  }
+  const r = median(ratios);
+  console.log(
+    `  ${label} (${attempts} attempts, ${PAIRS} pairs): evalgate/floor median ${r.toFixed(2)} (range ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}); evalgate ${secs(median(eg))}, floor ${secs(median(fl))} (medians)`,
+  );
+  rmSync(dir, { recursive: true, force: true });
+  return r;
+}
+
+export async function paired() {
+  const base = mkdtempSync(path.join(process.env.BENCH_DIR || os.tmpdir(), "evalgate-bench-"));
+  try {
+    const [load] = os.loadavg();
+    console.log(
+      `paired (${os.cpus().length} CPUs, load ${load.toFixed(1)}, ${QUICK ? "quick mode" : "full"}; folder ${base})`,
+    );
+    await suite(base, "40 tests × 3 attempts, 200-file repository", { files: 200, tests: 40, repeat: 3 });
+    await suite(base, "2,000-file repository", { files: 2000, tests: QUICK ? 5 : 10, repeat: 4 });
+    const ignored = QUICK ? 10_000 : 50_000;
+    await suite(base, `${ignored.toLocaleString("en")}-file ignored tree (node_modules by setup)`, {
+      files: 50,
+      tests: QUICK ? 2 : 4,
+      repeat: 2,
+      ignored,
+    });
+    console.log("  AgentV: not run (set up agentv@4.42.4 and an equivalent suite to compare; see README)");
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+}
+
+/** attempts/s and peak memory (max RSS of the CLI, from /usr/bin/time) at several sizes. */
+export async function scale() {
+  const sizes = (process.env.BENCH_SCALE ?? (QUICK ? "500,2000" : "500,2000,5000")).split(",").map(Number);
+  const base = mkdtempSync(path.join(process.env.BENCH_DIR || os.tmpdir(), "evalgate-scale-"));
+  try {
+    console.log(`scale (trivial attempts, 200-file repository, concurrency 4, workspaces deleted)`);
+    for (const n of sizes) {
+      const dir = path.join(base, String(n));
+      mkdirSync(dir);
+      writeSuite(dir, { files: 200, tests: n / 5, repeat: 5, concurrency: 4 });
+      const out = path.join(dir, "bundle");
+      const t = performance.now();
+      const r = spawnSync("/usr/bin/time", ["-f", "%M", process.execPath, CLI, "run", ".", "--out", out], {
+        cwd: dir,
+        env: { ...process.env, CI: "1" },
+        encoding: "utf8",
+        stdio: ["ignore", "ignore", "pipe"],
+      });
+      const ms = performance.now() - t;
+      const peakMb = Number(r.stderr.trim().split("\n").at(-1)) / 1024;
+      const runs = readFileSync(path.join(out, "index.jsonl"), "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .flatMap((l) => JSON.parse(l).runs);
+      const wsErrors = runs.filter((x) => x.failure_kind === "workspace_error").length;
+      console.log(
+        `  ${n} attempts: ${secs(ms)}, ${(n / (ms / 1000)).toFixed(1)} attempts/s, peak memory ${peakMb.toFixed(0)} MB, workspace_error ${wsErrors}, not passed ${runs.filter((x) => x.status !== "passed").length}`,
+      );
+      rmSync(dir, { recursive: true, force: true });
+    }
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+}
