@@ -341,6 +341,8 @@ export function wireAttempt(spec: CaseSpec, r: AttemptResult, setupLog: boolean)
           timed_out: r.agent.timedOut,
           duration_ms: r.agent.durationMs,
           error: r.agent.error ?? null,
+          stopped: r.agent.stopped ?? null,
+          activity: r.agent.activity ?? null,
         }
       : null,
     diff: r.diff

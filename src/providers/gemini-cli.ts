@@ -8,6 +8,8 @@
  * tool_calls, duration_ms}). A fatal API error ends the process with status 1 and a message on
  * stderr. Gemini CLI reports no cost: it comes from the price table for the model.
  */
+import { writeFile } from "node:fs/promises";
+import path from "node:path";
 import type { TargetSpec } from "../config/types.js";
 import { emptyOutcome, hasFlag, type Preset, type StreamOutcome, type StreamParser } from "./stream.js";
 import { clip, clipValue, num, obj, str, type TranscriptEntry } from "./transcript.js";
@@ -131,7 +133,18 @@ export const geminiCli: Preset = {
     "GOOGLE_GENAI_USE_VERTEXAI",
     "GOOGLE_APPLICATION_CREDENTIALS",
   ],
-  env: {},
+  // Every attempt's workspace is a new folder: 0.6x refuses to run headless in an untrusted one
+  // (exit 55, "not running in a trusted directory").
+  env: { GEMINI_CLI_TRUST_WORKSPACE: "true" },
+  // With GOOGLE_GEMINI_BASE_URL set (a gateway), 0.6x picks a "gateway" auth mode that headless runs
+  // reject: with an API key, a system settings file of the attempt's own selects key auth.
+  async prepare(env, attemptDir): Promise<Record<string, string>> {
+    if (!env.GEMINI_API_KEY || env.GEMINI_CLI_SYSTEM_SETTINGS_PATH || env.GOOGLE_GENAI_USE_VERTEXAI)
+      return {};
+    const file = path.join(attemptDir, "gemini-system-settings.json");
+    await writeFile(file, `${JSON.stringify({ security: { auth: { selectedType: "gemini-api-key" } } })}\n`);
+    return { GEMINI_CLI_SYSTEM_SETTINGS_PATH: file };
+  },
   argv(target: TargetSpec) {
     const argv = ["--output-format", "stream-json"];
     if (target.model) argv.push("--model", target.model);
