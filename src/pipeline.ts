@@ -18,6 +18,7 @@ import { identityKey, type Plan } from "./config/types.js";
 import { decideCase } from "./gate/case.js";
 import { compareCase } from "./gate/compare.js";
 import type { Logger } from "./log.js";
+import { installAgents } from "./providers/install.js";
 import type { Progress } from "./report/console.js";
 import type { ReportView } from "./report/view.js";
 import { type ExecuteResult, executePlan } from "./run/schedule.js";
@@ -159,6 +160,11 @@ async function executeAndWrite(
       `note: ${name} is passed through but its value is shorter than 4 characters, so it is not redacted from the bundle; pass settings that are not secret with env:`,
     );
   }
+  await installAgents(
+    plan.cases.map((c) => c.target),
+    process.env,
+    deps.logger,
+  );
   const bwrap = await sandboxProgram(plan);
   const startedAt = new Date();
   const runId = newRunId(startedAt);

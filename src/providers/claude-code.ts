@@ -170,6 +170,7 @@ export const claudeCode: Preset = {
   provider: "claude-code",
   bin: "claude",
   install: "npm install -g @anthropic-ai/claude-code",
+  npmPackage: "@anthropic-ai/claude-code",
   credentials: [
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_AUTH_TOKEN",

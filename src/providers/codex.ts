@@ -183,6 +183,7 @@ export const codex: Preset = {
   provider: "codex",
   bin: "codex",
   install: "npm install -g @openai/codex",
+  npmPackage: "@openai/codex",
   credentials: ["CODEX_API_KEY", "OPENAI_API_KEY", "CODEX_HOME"],
   env: {},
   // Codex 0.16x reads its key from CODEX_API_KEY only (with OPENAI_API_KEY alone it sends no

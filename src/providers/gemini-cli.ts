@@ -127,6 +127,7 @@ export const geminiCli: Preset = {
   provider: "gemini-cli",
   bin: "gemini",
   install: "npm install -g @google/gemini-cli",
+  npmPackage: "@google/gemini-cli",
   credentials: [
     "GEMINI_API_KEY",
     "GOOGLE_API_KEY",

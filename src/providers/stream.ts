@@ -57,6 +57,8 @@ export interface Preset {
   bin: string;
   /** How to install the program, for the error when it is missing. */
   install: string;
+  /** The npm package of the CLI, which `version:` installs. */
+  npmPackage: string;
   /** The agent needs at least one of these variables (a key, or a login folder). */
   credentials: readonly string[];
   /** Settings for an unattended run; a target's `env:` overrides them. */
