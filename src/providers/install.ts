@@ -10,6 +10,7 @@ import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { execa } from "execa";
+import { findProgram } from "../config/commands.js";
 import { UsageError } from "../config/errors.js";
 import type { TargetSpec } from "../config/types.js";
 import type { Logger } from "../log.js";
@@ -91,7 +92,9 @@ export async function installedAgent(
 
 /**
  * Installs every preset target's `version:` (each provider and version once) and points the
- * targets at the installed program, before any attempt runs.
+ * targets at the installed program, before any attempt runs. A preset target without `version:`
+ * whose program is missing is reported here, once, before any attempt (each of its attempts is
+ * still an error naming the fix, as with a missing credential).
  */
 export async function installAgents(
   targets: readonly TargetSpec[],
@@ -99,9 +102,19 @@ export async function installAgents(
   logger: Logger,
 ): Promise<void> {
   const installs = new Map<string, Promise<string>>();
+  const reported = new Set<string>();
   for (const t of targets) {
     const preset = PRESETS[t.provider];
-    if (!t.version || !preset) continue;
+    if (!preset) continue;
+    if (!t.version) {
+      if (!reported.has(t.name) && !findProgram(t.bin ?? preset.bin, env.PATH)) {
+        reported.add(t.name);
+        logger.warn(
+          `target ${t.name}: ${t.bin ? `the program ${t.bin} (bin:) does not exist or is not executable` : `"${preset.bin}" was not found on PATH`}, so each of its attempts will be an error: install it (${preset.install}), or set version: on the target and evalgate installs it`,
+        );
+      }
+      continue;
+    }
     const key = `${t.provider}@${t.version}`;
     let p = installs.get(key);
     if (!p) {

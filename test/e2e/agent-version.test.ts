@@ -110,3 +110,20 @@ describe("version: on a preset target", () => {
     }
   }, 900_000);
 });
+
+describe("a preset whose program is missing, without version:", () => {
+  it("is reported once, before any attempt, with the fix", async () => {
+    const dir = suite({ bin: undefined, env: {} });
+    const r = await execa(process.execPath, [CLI, "run", "--out", "out"], {
+      cwd: dir,
+      // A PATH without gemini on it.
+      env: { ...process.env, CI: "1", PATH: "/usr/bin:/bin", GEMINI_API_KEY: KEY },
+      reject: false,
+    });
+    const warning =
+      /warning: target gemini: "gemini" was not found on PATH, so each of its attempts will be an error: install it \(npm install -g @google\/gemini-cli\), or set version: on the target/g;
+    expect(r.stderr.match(warning)).toHaveLength(1);
+    // Both attempts still ran, and each is an error naming the fix.
+    expect(r.stdout.match(/· error ·/g)).toHaveLength(2);
+  }, 120_000);
+});
