@@ -237,6 +237,9 @@ export interface WireUsageTotals {
   cost_usd: number | null;
   attempts: number;
   attempts_without_usage: number;
+  /** The agent CLI versions and models its attempts reported (distinct, sorted). */
+  agent_versions: string[];
+  models: string[];
 }
 
 export function wireUsageTotals(t: UsageTotals | null): WireUsageTotals | null {
@@ -248,6 +251,8 @@ export function wireUsageTotals(t: UsageTotals | null): WireUsageTotals | null {
     cost_usd: t.costUsd,
     attempts: t.attempts,
     attempts_without_usage: t.attemptsWithoutUsage,
+    agent_versions: t.agentVersions,
+    models: t.models,
   };
 }
 
@@ -261,6 +266,8 @@ export function usageTotalsOf(w: WireUsageTotals | null | undefined): UsageTotal
     costUsd: w.cost_usd ?? null,
     attempts: w.attempts ?? 0,
     attemptsWithoutUsage: w.attempts_without_usage ?? 0,
+    agentVersions: w.agent_versions ?? [],
+    models: w.models ?? [],
   };
 }
 

@@ -15,6 +15,7 @@ import {
   contextLine,
   contextOf,
   countsLine,
+  driftLine,
   headline,
   noBaseline,
   targetTable,
@@ -170,6 +171,7 @@ export function renderComment(view: ReportView, options: CommentOptions): string
   const pieces: Piece[] = [
     { open: `${commentMarker(options.key)}\n${headline(view)}` },
     { open: countsLine(ctx) },
+    { open: driftLine(ctx) },
     { open: contextLine(ctx), rank: RANK.lastResort, omits: "context" },
     noBaseline(ctx),
     targetTable(ctx),

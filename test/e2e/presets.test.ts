@@ -232,6 +232,8 @@ describe("claude-code", () => {
       cost_usd: 0.01857,
       attempts: 1,
       attempts_without_usage: 0,
+      agent_versions: ["2.0.76"],
+      models: ["claude-sonnet-4-5-20250929"],
     });
   });
 
