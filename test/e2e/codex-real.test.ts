@@ -9,6 +9,7 @@ import { cpSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { checkBwrap } from "../../src/sandbox/bwrap.js";
 import { AGENTS, type Installed, installAgent } from "../agent-cli.js";
 import { CLI, ROOT, readJson, readJsonl, tempDir, writeFiles } from "../helpers.js";
 import { type OpenAIServer, startOpenAIServer } from "../providers/openai-server.js";
@@ -16,13 +17,24 @@ import { type OpenAIServer, startOpenAIServer } from "../providers/openai-server
 const KEY = "sk-proj-local-test-key-0123456789abcdef";
 const FIX = "sed -i 's/sum + line);/sum + line, 0);/' src/cart.js && node --test test/total.test.js";
 
-describe("codex against a local Responses API server, through a gateway URL", () => {
+// Directly, and under bubblewrap (the sandbox the default \`auto\` picks where it is installed).
+describe.each([
+  ["directly", undefined],
+  ["under sandbox: bwrap", { type: "bwrap", network: true }],
+] as const)("codex against a local Responses API server, through a gateway URL (%s)", (_how, sandbox) => {
   let installed: Installed;
   let server: OpenAIServer;
   let dir: string;
   let run: { exitCode: number | undefined; stdout: string; stderr: string };
 
   beforeAll(async () => {
+    if (sandbox) {
+      const bwrap = await checkBwrap();
+      if (!bwrap.ok) {
+        installed = { skip: bwrap.message };
+        return;
+      }
+    }
     installed = await installAgent("codex");
     if ("skip" in installed) {
       console.warn(`skipping the real Codex test: ${installed.skip}`);
@@ -56,6 +68,7 @@ describe("codex against a local Responses API server, through a gateway URL", ()
           model: "gpt-5-codex",
           env_passthrough: ["OPENAI_API_KEY", "OPENAI_BASE_URL"],
           timeout: "3m",
+          ...(sandbox ? { sandbox } : {}),
         },
       ],
       workspace: { seed: { path: "project" } },

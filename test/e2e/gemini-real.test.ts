@@ -10,6 +10,7 @@ import { cpSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { checkBwrap } from "../../src/sandbox/bwrap.js";
 import { AGENTS, type Installed, installAgent } from "../agent-cli.js";
 import { CLI, ROOT, readJson, readJsonl, tempDir, writeFiles } from "../helpers.js";
 import { type GeminiServer, startGeminiServer } from "../providers/gemini-server.js";
@@ -17,13 +18,24 @@ import { type GeminiServer, startGeminiServer } from "../providers/gemini-server
 const KEY = "AIzaSyLocalTestKey0123456789abcdefghijk";
 const FIX = "sed -i 's/sum + line);/sum + line, 0);/' src/cart.js && node --test test/total.test.js";
 
-describe("gemini-cli against a local Gemini API server, through a gateway URL", () => {
+// Directly, and under bubblewrap (the sandbox the default \`auto\` picks where it is installed).
+describe.each([
+  ["directly", undefined],
+  ["under sandbox: bwrap", { type: "bwrap", network: true }],
+] as const)("gemini-cli against a local Gemini API server, through a gateway URL (%s)", (_how, sandbox) => {
   let installed: Installed;
   let server: GeminiServer;
   let dir: string;
   let run: { exitCode: number | undefined; stdout: string; stderr: string };
 
   beforeAll(async () => {
+    if (sandbox) {
+      const bwrap = await checkBwrap();
+      if (!bwrap.ok) {
+        installed = { skip: bwrap.message };
+        return;
+      }
+    }
     installed = await installAgent("gemini-cli");
     if ("skip" in installed) {
       console.warn(`skipping the real Gemini CLI test: ${installed.skip}`);
@@ -61,6 +73,7 @@ describe("gemini-cli against a local Gemini API server, through a gateway URL", 
           model: "gemini-2.5-pro",
           env_passthrough: ["GEMINI_API_KEY", "GOOGLE_GEMINI_BASE_URL"],
           timeout: "3m",
+          ...(sandbox ? { sandbox } : {}),
         },
       ],
       workspace: { seed: { path: "project" } },
