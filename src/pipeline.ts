@@ -13,13 +13,14 @@ import { sealBundle } from "./bundle/seal.js";
 import { buildSummary, gateFromRows, wireEvals } from "./bundle/summary.js";
 import type { WireIndexRow, WireSummary } from "./bundle/wire.js";
 import { BundleWriter, checkNewBundleFolder, defaultBundleDir, type FinishedCase } from "./bundle/write.js";
-import { UsageError } from "./config/errors.js";
+import { isDiskFull, UsageError } from "./config/errors.js";
 import { loadPlan, type PlanOptions } from "./config/plan.js";
 import { type CaseSpec, identityKey, type Plan } from "./config/types.js";
 import { attemptsWanted } from "./gate/adaptive.js";
 import { decideCase } from "./gate/case.js";
 import { compareCase } from "./gate/compare.js";
 import type { Logger } from "./log.js";
+import { installAgents } from "./providers/install.js";
 import type { Progress } from "./report/console.js";
 import type { ReportView } from "./report/view.js";
 import type { Interruption } from "./run/interrupt.js";
@@ -82,12 +83,6 @@ export interface RunOutcome {
   view: ReportView;
   /** The signal that interrupted the run (the bundle's status is interrupted), if one did. */
   interrupted?: string;
-}
-
-/** Errors of a full disk or quota: the machine's state, not a bug, not the eval files. */
-export function isDiskFull(error: unknown): boolean {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  return code === "ENOSPC" || code === "EDQUOT";
 }
 
 /**
@@ -246,6 +241,11 @@ async function executeAndWrite(
       `note: ${name} is passed through but its value is shorter than 4 characters, so it is not redacted from the bundle; pass settings that are not secret with env:`,
     );
   }
+  await installAgents(
+    plan.cases.map((c) => c.target),
+    process.env,
+    deps.logger,
+  );
   const isolation = await isolationOf(plan, deps.logger);
   reportIsolation(isolation, deps.logger);
   const startedAt = new Date();

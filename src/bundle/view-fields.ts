@@ -61,7 +61,14 @@ export function usageRollupOf(x: unknown): UsageRollup | null {
   const usage = attemptUsageOf(x);
   if (!usage) return null;
   const u = x as Json;
-  return { ...usage, attempts: num(u.attempts), attemptsWithoutUsage: num(u.attempts_without_usage) };
+  const texts = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : []);
+  return {
+    ...usage,
+    attempts: num(u.attempts),
+    attemptsWithoutUsage: num(u.attempts_without_usage),
+    agentVersions: texts(u.agent_versions),
+    models: texts(u.models),
+  };
 }
 
 export function targetOf(x: unknown): TargetNumbers {

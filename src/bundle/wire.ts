@@ -279,6 +279,9 @@ export interface WireUsageTotals {
   cost_usd: number | null;
   attempts: number;
   attempts_without_usage: number;
+  /** The agent CLI versions and models its attempts reported (distinct, sorted). */
+  agent_versions: string[];
+  models: string[];
 }
 
 export function wireUsageTotals(t: UsageTotals | null): WireUsageTotals | null {
@@ -290,6 +293,8 @@ export function wireUsageTotals(t: UsageTotals | null): WireUsageTotals | null {
     cost_usd: t.costUsd,
     attempts: t.attempts,
     attempts_without_usage: t.attemptsWithoutUsage,
+    agent_versions: t.agentVersions,
+    models: t.models,
   };
 }
 
@@ -303,6 +308,8 @@ export function usageTotalsOf(w: WireUsageTotals | null | undefined): UsageTotal
     costUsd: w.cost_usd ?? null,
     attempts: w.attempts ?? 0,
     attemptsWithoutUsage: w.attempts_without_usage ?? 0,
+    agentVersions: w.agent_versions ?? [],
+    models: w.models ?? [],
   };
 }
 
@@ -385,6 +392,8 @@ export function wireAttempt(spec: CaseSpec, r: AttemptResult, setupLog: boolean)
           timed_out: r.agent.timedOut,
           duration_ms: r.agent.durationMs,
           error: r.agent.error ?? null,
+          stopped: r.agent.stopped ?? null,
+          activity: r.agent.activity ?? null,
         }
       : null,
     diff: r.diff

@@ -93,3 +93,9 @@ export function didYouMean(word: string, candidates: readonly string[]): string 
   }
   return best !== undefined && bestDistance <= Math.max(2, Math.floor(word.length / 3)) ? best : undefined;
 }
+
+/** Errors of a full disk or quota: the machine's state, not a bug, not the eval files. */
+export function isDiskFull(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return code === "ENOSPC" || code === "EDQUOT";
+}

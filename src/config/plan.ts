@@ -288,6 +288,21 @@ class Planner {
             : `bin: names the program of a preset (${PRESETS.join(", ")})`,
         );
       }
+      if (t.version !== undefined && !isPreset) {
+        this.problem(
+          src,
+          [...at, "version"],
+          `provider "${t.provider}" takes no version`,
+          `version: installs the agent CLI of a preset (${PRESETS.join(", ")})`,
+        );
+      } else if (t.version !== undefined && t.bin !== undefined) {
+        this.problem(
+          src,
+          [...at, "version"],
+          "version: and bin: both say which program runs",
+          "keep version: (evalgate installs that release) or bin: (a program you installed)",
+        );
+      }
       this.checkPassthrough(src, [...at, "env_passthrough"], t.env_passthrough);
       this.checkFixedEnv(src, [...at, "env"], t.env);
       let command: Command | undefined;
@@ -316,6 +331,7 @@ class Planner {
       const sandbox = this.resolveSandbox(loaded, t, at);
       if (sandbox) spec.sandbox = sandbox;
       if (t.bin !== undefined && isPreset) spec.bin = resolveBin(t.bin, dir);
+      if (t.version !== undefined && isPreset) spec.version = t.version;
       if (t.price) {
         spec.price = {
           inputPerMtok: t.price.input_per_mtok,

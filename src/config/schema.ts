@@ -83,6 +83,13 @@ export const targetSchema = z
       .describe(
         "Presets: the agent's program (default claude, codex or gemini on PATH); ./ and ../ are relative to the eval file",
       ),
+    version: z
+      .string()
+      .regex(/^\d+\.\d+\.\d+([-+][\w.-]+)?$/, "a version such as 2.1.332")
+      .optional()
+      .describe(
+        "Presets: install this version of the agent CLI from npm, once per run, into a tool cache (RUNNER_TOOL_CACHE, else ~/.cache/evalgate/tools)",
+      ),
     model: z.string().optional().describe("Model name, passed to presets and recorded in the bundle"),
     price: z
       .strictObject({

@@ -138,6 +138,8 @@ export interface TargetSpec {
   sandbox?: SandboxSpec;
   /** Presets: the agent's program (absolute, or a name looked up on PATH). */
   bin?: string;
+  /** Presets: the agent CLI version to install from npm before the run (then `bin` is set to it). */
+  version?: string;
   /** USD per million tokens, for a cost the agent does not report. */
   price?: { inputPerMtok: number; cachedPerMtok: number; outputPerMtok: number };
 }

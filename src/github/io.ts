@@ -15,6 +15,13 @@ export class ActionsLogger implements Logger {
   error(message: string): void {
     core.error(message);
   }
+  /**
+   * Fails the step: the error annotation and the process's exit status at once (core.setFailed), so
+   * a runner or a local action runner that reads either sees the failed gate. See decision 0112.
+   */
+  fail(message: string): void {
+    core.setFailed(message);
+  }
   notice(message: string): void {
     core.notice(message);
   }

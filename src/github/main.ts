@@ -337,7 +337,7 @@ export async function run(
     setOutputs(outputs);
     await bot.finish(outputs.verdict === "fail" ? "fail" : "pass", runUrl(ctx));
     if (outputs.verdict === "fail") {
-      logger.error(`evalgate: gate failed${reasons.length ? `: ${reasons.join("; ")}` : ""}`);
+      logger.fail(`evalgate: gate failed${reasons.length ? `: ${reasons.join("; ")}` : ""}`);
       return EXIT.fail;
     }
     const shard = produced.summary.run.shard;
@@ -348,15 +348,15 @@ export async function run(
   } catch (error) {
     if (error instanceof ConfigError) {
       const n = error.problems.length;
-      logger.error(`evalgate: ${n} problem${n === 1 ? "" : "s"} in the eval files:\n${error.message}`);
+      logger.fail(`evalgate: ${n} problem${n === 1 ? "" : "s"} in the eval files:\n${error.message}`);
       return EXIT.usage;
     }
     if (error instanceof UsageError) {
-      logger.error(`evalgate: ${error.message}`);
+      logger.fail(`evalgate: ${error.message}`);
       return EXIT.usage;
     }
     const e = error as Error;
-    logger.error(
+    logger.fail(
       `evalgate: internal error: ${e.message}\nThis is a bug in evalgate; the bundle written so far was kept.${env.RUNNER_DEBUG === "1" || env.EVALGATE_DEBUG ? `\n${e.stack}` : " Re-run with debug logging for details."}`,
     );
     return EXIT.internal;

@@ -121,6 +121,9 @@ function parser(): StreamParser {
           const errors = Array.isArray(e.errors) ? e.errors.map((x) => String(x)).join("; ") : "";
           if (failed)
             out.error = clip(text || errors || subtype || "the result event has is_error: true", 2000);
+          // 2.1.x exits 1 here (2.0.x exited 0): the exit status is not an error of the run.
+          if (subtype === "error_max_turns")
+            out.stoppedBy = `it used all the turns it was given (error_max_turns after ${out.turns ?? "?"} turns)`;
           entries.push({
             type: "result",
             status: e.is_error === true ? "error" : "success",
@@ -167,6 +170,7 @@ export const claudeCode: Preset = {
   provider: "claude-code",
   bin: "claude",
   install: "npm install -g @anthropic-ai/claude-code",
+  npmPackage: "@anthropic-ai/claude-code",
   credentials: [
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_AUTH_TOKEN",

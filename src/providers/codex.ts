@@ -183,10 +183,19 @@ export const codex: Preset = {
   provider: "codex",
   bin: "codex",
   install: "npm install -g @openai/codex",
+  npmPackage: "@openai/codex",
   credentials: ["CODEX_API_KEY", "OPENAI_API_KEY", "CODEX_HOME"],
   env: {},
-  argv(target: TargetSpec) {
+  // Codex 0.16x reads its key from CODEX_API_KEY only (with OPENAI_API_KEY alone it sends no
+  // Authorization header): the conventional name, passed through, is given under the one it reads.
+  async prepare(env): Promise<Record<string, string>> {
+    return !env.CODEX_API_KEY && env.OPENAI_API_KEY ? { CODEX_API_KEY: env.OPENAI_API_KEY } : {};
+  },
+  argv(target: TargetSpec, env) {
     const argv = ["exec", "--json", "--color", "never"];
+    // It ignores OPENAI_BASE_URL too: a gateway is a config override (a TOML string, quoted).
+    if (env.OPENAI_BASE_URL && !target.args.some((a) => a.includes("openai_base_url")))
+      argv.push("-c", `openai_base_url=${JSON.stringify(env.OPENAI_BASE_URL)}`);
     if (target.model) argv.push("--model", target.model);
     // workspace-write: edits and commands inside the workspace, no network for commands. A target
     // that sets its own sandbox (or bypasses it inside an already isolated runner) keeps its choice.

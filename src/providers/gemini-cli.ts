@@ -8,6 +8,8 @@
  * tool_calls, duration_ms}). A fatal API error ends the process with status 1 and a message on
  * stderr. Gemini CLI reports no cost: it comes from the price table for the model.
  */
+import { mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
 import type { TargetSpec } from "../config/types.js";
 import { emptyOutcome, hasFlag, type Preset, type StreamOutcome, type StreamParser } from "./stream.js";
 import { clip, clipValue, num, obj, str, type TranscriptEntry } from "./transcript.js";
@@ -125,13 +127,33 @@ export const geminiCli: Preset = {
   provider: "gemini-cli",
   bin: "gemini",
   install: "npm install -g @google/gemini-cli",
+  npmPackage: "@google/gemini-cli",
   credentials: [
     "GEMINI_API_KEY",
     "GOOGLE_API_KEY",
     "GOOGLE_GENAI_USE_VERTEXAI",
     "GOOGLE_APPLICATION_CREDENTIALS",
   ],
-  env: {},
+  // Every attempt's workspace is a new folder: 0.6x refuses to run headless in an untrusted one
+  // (exit 55, "not running in a trusted directory").
+  env: { GEMINI_CLI_TRUST_WORKSPACE: "true" },
+  // With GOOGLE_GEMINI_BASE_URL set (a gateway), 0.6x picks a "gateway" auth mode that headless runs
+  // reject (exit 41, "Invalid auth method selected"): with an API key, the user settings of the
+  // attempt's own HOME select key auth. Not a system settings file (GEMINI_CLI_SYSTEM_SETTINGS_PATH):
+  // the CLI skips one under a world-writable folder such as /tmp, where attempts usually live.
+  async prepare(env): Promise<Record<string, string>> {
+    if (!env.GEMINI_API_KEY || !env.HOME || env.GOOGLE_GENAI_USE_VERTEXAI) return {};
+    const dir = path.join(env.HOME, ".gemini");
+    await mkdir(dir, { recursive: true });
+    const settings = { security: { auth: { selectedType: "gemini-api-key" } } };
+    // "wx": a settings file already there (a target's own setup) is kept.
+    await writeFile(path.join(dir, "settings.json"), `${JSON.stringify(settings)}\n`, { flag: "wx" }).catch(
+      (error: NodeJS.ErrnoException) => {
+        if (error.code !== "EEXIST") throw error;
+      },
+    );
+    return {};
+  },
   argv(target: TargetSpec) {
     const argv = ["--output-format", "stream-json"];
     if (target.model) argv.push("--model", target.model);

@@ -11,7 +11,7 @@ import type { TargetSpec } from "../config/types.js";
 import type { Usage } from "../run/types.js";
 import { withCost } from "./prices.js";
 import type { Preset, StreamOutcome } from "./stream.js";
-import { JsonLines, TranscriptWriter } from "./transcript.js";
+import { JsonLines, type TranscriptEntry, TranscriptWriter } from "./transcript.js";
 import type { AgentContext, AgentOutcome, Provider } from "./types.js";
 
 export const TRANSCRIPT_FILE = "transcript.jsonl";
@@ -88,11 +88,57 @@ function usageOf(stream: StreamOutcome, target: TargetSpec, version: string | nu
   );
 }
 
+/**
+ * What the agent was doing last, for the record of an attempt that timed out: when it last printed
+ * anything, and whether it was then waiting for the model (its last event was the model's turn
+ * being sent: a tool's result, or the session's start) or running a tool (a call without its
+ * result). "The API hung" and "the agent was slow" read differently.
+ */
+class Activity {
+  private readonly start = performance.now();
+  private lastOutput: number | null = null;
+  private last: TranscriptEntry | null = null;
+  private lastAt = 0;
+
+  output(): void {
+    this.lastOutput = performance.now();
+  }
+
+  saw(entry: TranscriptEntry): void {
+    if (entry.type === "end") return;
+    this.last = entry;
+    this.lastAt = performance.now();
+  }
+
+  describe(): string {
+    const now = performance.now();
+    const ago = (t: number) => `${Math.round((now - t) / 1000)} s before it was stopped`;
+    if (this.lastOutput === null)
+      return `it printed nothing in ${Math.round((now - this.start) / 1000)} s (no answer from the model, or it never started)`;
+    const e = this.last;
+    if (!e) return `its last output was ${ago(this.lastOutput)}, and none of it was an event it reports`;
+    const when = ago(this.lastAt);
+    switch (e.type) {
+      case "tool_call":
+        return `its last event, ${when}, was a call of the tool ${e.name} with no result yet: it was running that tool`;
+      case "tool_result":
+      case "session":
+        return `its last event, ${when}, was ${e.type === "session" ? "the session's start" : "a tool's result"}: it was waiting for the model's answer`;
+      case "message":
+        if (e.role === "user")
+          return `its last event, ${when}, was a user message: it was waiting for the model's answer`;
+        return `its last event, ${when}, was a message of the model`;
+      default:
+        return `its last event, ${when}, was ${e.type === "reasoning" ? "the model's reasoning" : `a ${e.type} event`}`;
+    }
+  }
+}
+
 export function presetProvider(preset: Preset): Provider {
   return {
     async run(ctx: AgentContext): Promise<AgentOutcome> {
       const { target } = ctx;
-      const env = { ...preset.env, ...ctx.env };
+      const env: Record<string, string> = { ...preset.env, ...ctx.env };
       const program = target.bin ?? preset.bin;
       const refuse = async (error: string): Promise<AgentOutcome> => {
         await appendFile(ctx.logFile, `evalgate: ${error}\n`);
@@ -108,21 +154,32 @@ export function presetProvider(preset: Preset): Provider {
       }
       const noCredential = missingCredential(preset, target, env);
       if (noCredential) return refuse(noCredential);
+      if (preset.prepare) {
+        const added = await preset.prepare(env, ctx.attemptDir);
+        for (const [k, v] of Object.entries(added)) if (!(k in target.env)) env[k] = v;
+      }
 
       const parser = preset.parser();
       const transcript = new TranscriptWriter(path.join(ctx.evidenceDir, TRANSCRIPT_FILE));
+      const activity = new Activity();
       const lines = new JsonLines((event) => {
         const source = sourceOf(event);
-        for (const entry of parser.event(event)) transcript.write(entry, source);
+        for (const entry of parser.event(event)) {
+          transcript.write(entry, source);
+          activity.saw(entry);
+        }
       });
       const run = await ctx.runner.run({
-        command: { argv: [resolved, ...preset.argv(target)] },
+        command: { argv: [resolved, ...preset.argv(target, env)] },
         cwd: ctx.workspace,
         env,
         timeoutMs: ctx.timeoutMs,
         logFile: ctx.logFile,
         input: ctx.prompt,
-        onStdout: (chunk) => lines.push(chunk),
+        onStdout: (chunk) => {
+          activity.output();
+          lines.push(chunk);
+        },
       });
       lines.end();
       for (const entry of parser.flush?.() ?? []) transcript.write(entry, null);
@@ -137,11 +194,17 @@ export function presetProvider(preset: Preset): Provider {
         transcript: TRANSCRIPT_FILE,
       };
       let note: string | null = null;
+      if (run.timedOut) outcome.activity = activity.describe();
       if (run.spawnError) {
         outcome.error = `${preset.provider} could not start: ${run.spawnError}`;
       } else if (!run.timedOut) {
         if (stream.error) {
           outcome.error = `${preset.provider} reported an error: ${stream.error}`;
+        } else if (stream.stoppedBy && run.exitCode !== 0) {
+          outcome.stopped = stream.stoppedBy;
+          outcome.warnings = [
+            `${preset.provider} stopped: ${stream.stoppedBy} (exit status ${run.exitCode}); that is the agent's outcome, so its work was scored`,
+          ];
         } else if (!stream.complete && run.exitCode === 0) {
           note = "the stream ended without the agent's final event";
           outcome.error = `${preset.provider} exited without its final result event (its output was cut off after ${lines.events} events); the work it left was still scored`;

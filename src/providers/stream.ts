@@ -17,6 +17,11 @@ export interface StreamOutcome {
   toolCalls: number | null;
   model: string | null;
   agentVersion: string | null;
+  /**
+   * The agent stopped for a reason of its own that is its outcome, not an error, though it exits
+   * non-zero (Claude Code 2.1 exits 1 on --max-turns): its work is scored as it stands.
+   */
+  stoppedBy: string | null;
 }
 
 export interface StreamParser {
@@ -40,6 +45,7 @@ export function emptyOutcome(): StreamOutcome {
     toolCalls: null,
     model: null,
     agentVersion: null,
+    stoppedBy: null,
   };
 }
 
@@ -51,12 +57,23 @@ export interface Preset {
   bin: string;
   /** How to install the program, for the error when it is missing. */
   install: string;
+  /** The npm package of the CLI, which `version:` installs. */
+  npmPackage: string;
   /** The agent needs at least one of these variables (a key, or a login folder). */
   credentials: readonly string[];
   /** Settings for an unattended run; a target's `env:` overrides them. */
   env: Readonly<Record<string, string>>;
-  /** The complete argument list, the target's `args` included (the prompt goes to stdin). */
-  argv(target: TargetSpec): string[];
+  /**
+   * The complete argument list, the target's `args` included (the prompt goes to stdin). `env` is
+   * the agent's environment, for flags that stand in for variables the CLI ignores.
+   */
+  argv(target: TargetSpec, env: Readonly<Record<string, string>>): string[];
+  /**
+   * Variables (and files) the CLI needs to honour the conventional ones it was given: a key under
+   * the name it reads, a settings file for a gateway. Returned variables never override the
+   * target's own.
+   */
+  prepare?(env: Readonly<Record<string, string>>, attemptDir: string): Promise<Record<string, string>>;
   /** Arguments that print the version, when the event stream does not carry it. */
   versionArgs?: readonly string[];
   parser(): StreamParser;

@@ -42,6 +42,10 @@ export interface AgentOutcome {
   transcript?: string;
   /** The copy of the agent's {OUTPUT_FILE} kept in the evidence folder. */
   agentOutput?: string;
+  /** The agent stopped for a reason of its own (max turns), so its non-zero exit is scored. */
+  stopped?: string;
+  /** On a timeout: what the agent was doing last (its last output, and what it was waiting for). */
+  activity?: string;
   /** Things that went wrong without failing the attempt (a malformed output file). */
   warnings?: string[];
 }

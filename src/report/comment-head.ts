@@ -105,6 +105,32 @@ export function countsLine(ctx: Context): string {
   return `**${plural(c.cases, "case")}** · ${count(c.passed)} passed${d("passed")} · ${count(c.failed)} failed${d("failed")} · ${count(c.flaky)} flaky${d("flaky")} · ${count(c.errored)} errored${d("errored")}${vs}\n\n`;
 }
 
+/**
+ * The agent CLI or model a target ran that differs from the baseline's ("claude-code 2.1.300 →
+ * 2.1.332"): a change of agent is drift, which reviewers must see beside the deltas. Empty when
+ * nothing changed or either side did not report it.
+ */
+export function driftLine(ctx: Context): string {
+  if (!ctx.baseTargets) return "";
+  const changes: string[] = [];
+  const list = (xs: readonly string[]) => xs.join(", ");
+  for (const t of ctx.view.targets) {
+    const base = ctx.baseTargets.get(t.name);
+    const parts: string[] = [];
+    for (const [key, label] of [
+      ["agentVersions", t.provider],
+      ["models", "model"],
+    ] as const) {
+      const was = base?.usage?.[key] ?? [];
+      const now = t.usage?.[key] ?? [];
+      if (was.length && now.length && list(was) !== list(now))
+        parts.push(`${md.text(label)} ${md.text(list(was))} → ${md.text(list(now))}`);
+    }
+    if (parts.length) changes.push(`${md.code(t.name)}: ${parts.join(", ")}`);
+  }
+  return changes.length ? `**Agent changed vs base** — ${changes.join(" · ")}\n\n` : "";
+}
+
 export function contextLine(ctx: Context): string {
   const v = ctx.view;
   const names = v.suites.map((s) => `**${md.text(clip(s.name, 60))}**`);

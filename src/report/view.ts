@@ -17,6 +17,9 @@ export interface UsageRollup {
   attempts: number | null;
   /** Attempts whose agent reported no usage: the totals are a lower bound when this is above 0. */
   attemptsWithoutUsage: number | null;
+  /** The agent CLI versions and models the attempts reported (empty in older bundles). */
+  agentVersions?: string[];
+  models?: string[];
 }
 
 /** One attempt's usage, as its provider reported it. */

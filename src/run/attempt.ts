@@ -175,6 +175,8 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
       durationMs: outcome.durationMs,
     };
     if (outcome.error) agent.error = outcome.error;
+    if (outcome.stopped) agent.stopped = outcome.stopped;
+    if (outcome.activity) agent.activity = outcome.activity;
     if (outcome.usage) usage = outcome.usage;
     if (outcome.transcript) transcript = outcome.transcript;
     if (outcome.agentOutput) agentOutput = outcome.agentOutput;

@@ -69,10 +69,11 @@ export function decideStatus(f: StageFacts): StatusDecision {
       status: "timeout",
       failureStage: "agent",
       failureKind: "agent_timeout",
-      message: `the agent did not finish within ${secs}`,
+      message: `the agent did not finish within ${secs}${a.activity ? `; ${a.activity}` : ""}`,
     };
   }
-  if (a && (a.error || a.exitCode !== 0)) {
+  // An agent that stopped for a reason of its own (out of turns) exits non-zero: that is its outcome.
+  if (a && (a.error || (a.exitCode !== 0 && !a.stopped))) {
     return {
       status: "error",
       failureStage: "agent",

@@ -39,6 +39,10 @@ export interface AgentRecord {
   timedOut: boolean;
   durationMs: number;
   error?: string;
+  /** The agent's own reason for stopping when its non-zero exit is its outcome (max turns). */
+  stopped?: string;
+  /** On a timeout: what the agent was doing last. */
+  activity?: string;
 }
 
 export interface DiffRecord {

@@ -14,7 +14,12 @@ export interface UsageTotals {
   costUsd: number | null;
   attempts: number;
   attemptsWithoutUsage: number;
+  /** The agent CLI versions and models the attempts reported, distinct and sorted (drift shows as two). */
+  agentVersions: string[];
+  models: string[];
 }
+
+const union = (a: readonly string[], b: readonly string[]): string[] => [...new Set([...a, ...b])].sort();
 
 /** True when an attempt's usage holds at least one token count or a cost. */
 export function hasUsage(u: Usage | undefined): u is Usage {
@@ -42,8 +47,12 @@ export function totalsOfAttempts(tries: readonly AttemptResult[]): UsageTotals |
     costUsd: null,
     attempts: 0,
     attemptsWithoutUsage: 0,
+    agentVersions: [],
+    models: [],
   };
   for (const t of ran) {
+    if (t.usage?.agentVersion) totals.agentVersions = union(totals.agentVersions, [t.usage.agentVersion]);
+    if (t.usage?.model) totals.models = union(totals.models, [t.usage.model]);
     if (!hasUsage(t.usage)) {
       totals.attemptsWithoutUsage++;
       continue;
@@ -70,6 +79,8 @@ export function sumTotals(parts: readonly (UsageTotals | null | undefined)[]): U
           costUsd: addCost(out.costUsd, p.costUsd),
           attempts: out.attempts + p.attempts,
           attemptsWithoutUsage: out.attemptsWithoutUsage + p.attemptsWithoutUsage,
+          agentVersions: union(out.agentVersions, p.agentVersions),
+          models: union(out.models, p.models),
         }
       : { ...p };
   }

@@ -140,6 +140,8 @@ describe("loadReportView", () => {
       costUsd: 0.02,
       attempts: 1,
       attemptsWithoutUsage: 0,
+      agentVersions: [],
+      models: [],
     });
     expect(e.runs[0]!.dir).toBe("../outside/run-1");
     expect(e.runs[0]!.evidence!.problems).toEqual([

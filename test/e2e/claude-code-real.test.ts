@@ -9,7 +9,7 @@ import path from "node:path";
 import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkBwrap } from "../../src/sandbox/bwrap.js";
-import { type Installed, installClaudeCode } from "../agent-cli.js";
+import { CLAUDE_CODE_VERSION, type Installed, installClaudeCode } from "../agent-cli.js";
 import { CLI, ROOT, readJson, readJsonl, tempDir, writeFiles } from "../helpers.js";
 import { type AnthropicServer, type Step, startAnthropicServer } from "../providers/anthropic-server.js";
 
@@ -172,7 +172,7 @@ describe("claude-code against a local model server", () => {
       turns: 4,
       tool_calls: 3,
       model: MODEL,
-      agent_version: "2.0.76",
+      agent_version: CLAUDE_CODE_VERSION,
     });
     expect(u.cost_usd).toBeGreaterThan(0.018);
     expect(row.usage).toMatchObject({
@@ -253,5 +253,58 @@ describe("claude-code under sandbox: bwrap against a local model server", () => 
     });
     expect(readFileSync(path.join(runDir, "diff.patch"), "utf8")).toContain("sum + line, 0);");
     expect(server.mainRequests().map((r) => r.step)).toEqual([0, 1, 2]);
+  });
+});
+
+describe("claude-code out of turns (2.1.x exits 1 on --max-turns)", () => {
+  let installed: Installed;
+  let server: AnthropicServer;
+  let run: Run;
+
+  beforeAll(async () => {
+    installed = await installClaudeCode();
+    if ("skip" in installed) return;
+    server = await startAnthropicServer({
+      apiKey: KEY,
+      // The fix lands in turn 2; the model still wants to run a command when its turns run out.
+      script: [
+        readCart(),
+        editCart(),
+        {
+          blocks: [
+            { type: "tool_use", name: "Bash", input: { command: "node --test", description: "Test" } },
+          ],
+          usage: usage(300, 40, 3200),
+        },
+        { blocks: [{ type: "text", text: "Done." }], usage: usage(100, 10) },
+      ],
+    });
+    run = await runOnCart(
+      claudeTarget("claude-turns", installed.bin, { args: ["--max-turns", "2"] }),
+      {
+        id: "empty-cart-total",
+        instruction: "An empty cart should total 0. Fix it in src/cart.js.",
+        scorers: [{ name: "unit", type: "command", run: "node --test test/total.test.js" }],
+      },
+      server,
+    );
+  }, 420_000);
+
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it("scores the work as the agent's outcome, and the record says it ran out of turns", (ctx) => {
+    if ("skip" in installed) return ctx.skip();
+    const { result } = attemptOf(run);
+    const agent = result.agent as Record<string, unknown>;
+    expect(agent.exit_code).toBe(1);
+    expect(agent.error).toBeNull();
+    expect(agent.stopped).toMatch(/error_max_turns/);
+    expect(result).toMatchObject({ status: "passed", score: 1 });
+    expect((result.warnings as string[]).join("\n")).toMatch(
+      /claude-code stopped: .*error_max_turns.*\(exit status 1\); that is the agent's outcome/,
+    );
+    expect(run.exitCode, run.stdout).toBe(0);
   });
 });

@@ -235,6 +235,8 @@ describe("claude-code", () => {
       cost_usd: 0.01857,
       attempts: 1,
       attempts_without_usage: 0,
+      agent_versions: ["2.0.76"],
+      models: ["claude-sonnet-4-5-20250929"],
     });
   });
 
@@ -504,6 +506,11 @@ describe("gemini-cli", () => {
   it("keeps the transcript of an agent stopped at its time limit", () => {
     const { result, transcript } = run.attempt("slow");
     expect(result).toMatchObject({ status: "timeout", failure_kind: "agent_timeout" });
+    // What it was doing: its last event was a tool's result, so the model's answer was pending.
+    const activity =
+      /its last event, \d+ s before it was stopped, was a tool's result: it was waiting for the model's answer/;
+    expect((result.agent as unknown as { activity: string }).activity).toMatch(activity);
+    expect(result.message).toMatch(activity);
     expect(transcript.at(-1)).toMatchObject({
       type: "end",
       complete: false,

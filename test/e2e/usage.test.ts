@@ -133,7 +133,7 @@ describe("the {OUTPUT_FILE} contract of command agents", () => {
   });
 
   it("rolls up only the attempts that reported usage, and says how many did not", () => {
-    const summary = readJson<{ usage: Record<string, number | null> }>(path.join(dir, "out/summary.json"));
+    const summary = readJson<{ usage: Record<string, unknown> }>(path.join(dir, "out/summary.json"));
     expect(summary.usage).toEqual({
       input_tokens: 1000 + 1000 + 10000 + 10000 + 10,
       output_tokens: 200 + 200 + 1000 + 1000 + 0,
@@ -141,6 +141,8 @@ describe("the {OUTPUT_FILE} contract of command agents", () => {
       cost_usd: 0.0125 * 2 + 0.0225 + 0.028,
       attempts: 5,
       attempts_without_usage: 4,
+      agent_versions: ["2.3.4"],
+      models: ["gpt-5", "house-1"],
     });
   });
 });
@@ -181,6 +183,8 @@ describe("usage rollups through shards and merge", () => {
       cost_usd: 0.025,
       attempts: 2,
       attempts_without_usage: 0,
+      agent_versions: ["2.3.4"],
+      models: ["house-1"],
     };
     expect(m.usage).toEqual(whole);
     expect(m.targets[0]!.usage).toEqual(whole);

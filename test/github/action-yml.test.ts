@@ -144,3 +144,36 @@ describe("docs/workflows/evals-commands.yml", () => {
     expect(String(checkout.with?.ref)).toContain("refs/pull/");
   });
 });
+
+describe("the release workflow (.github/workflows/release.yml)", () => {
+  const file = path.join(ROOT, ".github", "workflows", "release.yml");
+  const wf = parse(readFileSync(file, "utf8")) as {
+    on: { push: { tags: string[] } };
+    jobs: Record<string, { permissions: Record<string, string>; steps: { run?: string }[] }>;
+  };
+  const runs = Object.values(wf.jobs).flatMap((j) => j.steps.map((s) => s.run ?? ""));
+
+  it("passes the validator", () => {
+    const r = validate(file);
+    expect(r.errors).toBe("");
+    expect(r.code).toBe(0);
+  });
+
+  it("runs on version tags only, not on the major tag it moves", () => {
+    const [pattern] = wf.on.push.tags;
+    // GitHub's filter syntax: [0-9]+ is one or more digits.
+    const re = new RegExp(`^${pattern!.replaceAll(".", "\\.")}$`);
+    expect(re.test("v1.2.3")).toBe(true);
+    expect(re.test("v1")).toBe(false);
+  });
+
+  it("checks the tag and dist/, publishes with provenance, then moves the major tag", () => {
+    const at = (needle: string) => runs.findIndex((r) => r.includes(needle));
+    expect(runs[at("GITHUB_REF_NAME")]).toContain('require("./package.json").version');
+    expect(runs[at("npm run bundle")]).toContain("git status --porcelain -- dist");
+    expect(at("npm publish --provenance")).toBeGreaterThan(at("npm run bundle"));
+    expect(at('git push -f origin "refs/tags/$major"')).toBeGreaterThan(at("npm publish --provenance"));
+    const job = Object.values(wf.jobs)[0]!;
+    expect(job.permissions).toMatchObject({ "id-token": "write", contents: "write" });
+  });
+});

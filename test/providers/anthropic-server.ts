@@ -61,8 +61,10 @@ let ids = 0;
 
 /** Claude Code tells the model its working directory in the system prompt ("Working directory: …"). */
 function workingDirectory(body: NonNullable<RecordedRequest["body"]>): string | null {
-  const system = JSON.stringify(body.system ?? "");
-  return /Working directory: ([^\\"]+)/.exec(system)?.[1]?.trim() ?? null;
+  // 2.0.x: "Working directory: /…" in the system prompt; 2.1.x: " - Primary working directory: /…",
+  // in the system prompt or the first user message.
+  const system = JSON.stringify([body.system ?? "", body.messages?.[0] ?? ""]);
+  return /[Ww]orking directory: ([^\\"]+)/.exec(system)?.[1]?.trim() ?? null;
 }
 
 /** Claude Code warms its prompt cache with a "Warmup" message; that is not the conversation. */

@@ -25,6 +25,8 @@ describe("usage rollups", () => {
       costUsd: 0.3, // not 0.30000000000000004
       attempts: 2,
       attemptsWithoutUsage: 2,
+      agentVersions: [],
+      models: [],
     });
     expect(totalTokens(t)).toBe(165);
   });
@@ -57,6 +59,8 @@ describe("usage rollups", () => {
       costUsd: 0.1,
       attempts: 2,
       attemptsWithoutUsage: 1,
+      agentVersions: [],
+      models: [],
     });
     expect(sumTotals([null, undefined])).toBeNull();
   });
