@@ -215,10 +215,18 @@ function caseOf(row: Json, summary: Json | null): CaseView {
   };
 }
 
+/** A shard `i/n` (1 <= i <= n, whole numbers), or null: anything else is no shard at all. */
+function shardOf(value: unknown): { index: number; total: number } | null {
+  if (!value || typeof value !== "object") return null;
+  const { index, total } = record(value);
+  const whole = (n: unknown): n is number => typeof n === "number" && Number.isInteger(n) && n >= 1;
+  return whole(index) && whole(total) && index <= total ? { index, total } : null;
+}
+
 function viewOf(summary: Json, cases: CaseView[], problems: string[]): ReportView {
   const run = record(summary.run);
   const f = record(run.filters);
-  const shard = run.shard && typeof run.shard === "object" ? record(run.shard) : null;
+  const shard = shardOf(run.shard);
   const git = summary.git && typeof summary.git === "object" ? record(summary.git) : null;
   const gate = record(summary.gate);
   const counts = record(summary.counts);
@@ -231,7 +239,7 @@ function viewOf(summary: Json, cases: CaseView[], problems: string[]): ReportVie
       finishedAt: text(run.finished_at),
       durationMs: numOr0(run.duration_ms),
       evalgateVersion: text(run.evalgate_version),
-      shard: shard ? { index: numOr0(shard.index), total: numOr0(shard.total) } : null,
+      shard,
       mergedFrom: Array.isArray(run.merged_from) ? texts(run.merged_from) : null,
       filters: { targets: texts(f.targets), tests: texts(f.tests), tags: texts(f.tags) },
     },

@@ -347,8 +347,17 @@ function describeIssue(
       ];
     }
     case "custom":
-      // Refinements (a duration's range) say what is wrong with the value.
-      return [{ ...at(), message: `${typeName(here)} is ${issue.message}` }];
+      // Refinements say what is wrong: a range's ("out of range: …") reads after what the value is
+      // ("a string is out of range: …"); any other (a repeat range's "max must be at least min")
+      // is a sentence of its own.
+      return [
+        {
+          ...at(),
+          message: issue.message.startsWith("out of ")
+            ? `${typeName(here)} is ${issue.message}`
+            : issue.message,
+        },
+      ];
     default:
       return [{ ...at(), message: issue.message }];
   }

@@ -25,8 +25,11 @@ describe("the action redacts secrets from everything it publishes", () => {
     gh = await new FakeGitHub(REPO).start();
     const dir = gitRepo({
       "evals/leak.eval.yaml": `name: leak
+# sandbox: none: this agent reaches what an agent without isolation can (the checkout's
+# .git/config, the action's environment); the default isolation keeps both out of its reach
+# (test/e2e/isolation.test.ts), and what it still finds must be masked.
 targets:
-  - { name: agent, provider: command, command: ["sh", "{EVAL_DIR}/agent.sh"], env_passthrough: [AGENT_SECRET] }
+  - { name: agent, provider: command, command: ["sh", "{EVAL_DIR}/agent.sh"], env_passthrough: [AGENT_SECRET], sandbox: none }
 workspace: { seed: { empty: true } }
 tests:
   - id: leak

@@ -219,7 +219,7 @@ describe("usage against a baseline in the comment", () => {
     expect(runCli(["run", "--out", "head", "--baseline", "base"], dir).code).toBe(0);
     const md = readFileSync(path.join(dir, "head/comment.md"), "utf8");
     const row = md.split("\n").find((l) => l.startsWith("| house"));
-    expect(row).toMatch(/\| 100 % \(±0 pp\) \| \\\$0\.02 \(\+\\\$0\.01\) \| 11 k \(\+10 k\) \|$/);
+    expect(row).toMatch(/\| 100 % \(±0 pp\) \| \\\$0\.02 \(\+\\\$0\.01\) · 11 k \(\+10 k\) \|$/);
     // And the report command renders the same from the bundle.
     expect(runCli(["report", "head"], dir).stdout).toContain(row!);
   }, 120_000);
