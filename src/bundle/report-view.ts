@@ -254,6 +254,8 @@ function viewOf(summary: Json, cases: CaseView[], problems: string[]): ReportVie
         description: textOrNull(e.description),
         cases: numOr0(e.cases),
         regressions: oneOf(e.regressions, ["fail", "warn", "ignore"] as const, "fail"),
+        regressionEvidence: oneOf(e.regression_evidence, ["significant", "any"] as const, "any"),
+        regressionAlpha: num(e.regression_alpha) ?? 0.05,
       };
     }),
     gate: {

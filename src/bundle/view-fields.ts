@@ -104,6 +104,7 @@ export function changeOf(x: unknown): ChangeView | null {
     successRateDelta: num(c.success_rate_delta),
     pValue: num(c.p_value),
     significant: bool(c.significant),
+    baseFlaky: typeof c.base_flaky === "boolean" ? c.base_flaky : null,
   };
 }
 

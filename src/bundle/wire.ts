@@ -383,6 +383,7 @@ export function wireAttempt(spec: CaseSpec, r: AttemptResult, setupLog: boolean)
     usage: r.usage ? wireUsage(r.usage) : null,
     tampered: r.tampered ?? [],
     warnings: r.warnings ?? [],
+    verify: r.verify ?? null,
     agent: r.agent
       ? {
           provider: spec.target.provider,

@@ -700,6 +700,7 @@ class Planner {
         evalDir: item.dir,
         options: s,
       };
+      if (s.verify_repeats !== undefined) spec.verifyRepeats = s.verify_repeats;
       this.scorerOrigins.set(spec, { src: item.src, at: item.at });
       out.push(spec);
     }
@@ -1033,7 +1034,7 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
         },
       };
       if (test.description) spec.test.description = test.description;
-      if (test.verify_repeats) spec.test.verifyRepeats = test.verify_repeats;
+      if (test.verify_repeats !== undefined) spec.test.verifyRepeats = test.verify_repeats;
       if (reference) spec.test.reference = reference;
       if (reference && referenceScript) spec.test.referenceKind = "script";
       cases.push(spec);

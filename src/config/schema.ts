@@ -139,6 +139,15 @@ const scorerBase = {
     .describe("Weights are all given and sum to 1.0, or all omitted"),
   required: z.boolean().optional().describe("The attempt fails when this scorer fails, whatever the score"),
   timeout: duration.optional().describe("Overrides timeouts.scorer for this scorer"),
+  verify_repeats: z
+    .number()
+    .int()
+    .min(0)
+    .max(20)
+    .optional()
+    .describe(
+      "Run this scorer this many more times on each attempt's final workspace (overrides the test's; 0: never, not even automatically); if the attempt's verdict changes, it is a verifier_flake",
+    ),
 };
 
 const commandLike = {
@@ -530,11 +539,11 @@ export const testSchema = z
     verify_repeats: z
       .number()
       .int()
-      .min(1)
+      .min(0)
       .max(20)
       .optional()
       .describe(
-        "Run the scorers this many more times on each attempt's final workspace; if they disagree with themselves the attempt is a verifier_flake, excluded from the agent's rate",
+        "Run the scorers this many more times on each attempt's final workspace; if they disagree with themselves the attempt is a verifier_flake, excluded from the agent's rate. Unset: 2 reruns only for an attempt that disagrees with every other attempt of its case so far (at least 2); 0: never",
       ),
     timeout: duration.optional().describe("Agent timeout for this test"),
     workspace: workspaceSchema.optional(),

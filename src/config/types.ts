@@ -112,6 +112,8 @@ export interface ScorerSpec {
   evalDir: string;
   /** The scorer's own options, as validated. */
   options: ScorerInput;
+  /** verify_repeats of this scorer: its reruns on the final workspace (overrides the test's). */
+  verifyRepeats?: number;
 }
 
 /**
@@ -153,7 +155,10 @@ export interface TestSpec {
   /** "script": `reference` is a script run in the workspace instead of a patch applied. */
   referenceKind?: "script";
   threshold: number;
-  /** verify_repeats: the scorers run this many more times on the final workspace; disagreement is a verifier flake. */
+  /**
+   * verify_repeats: the scorers run this many more times on the final workspace; disagreement is a
+   * verifier flake. Unset: automatic reruns for an attempt that disagrees with its case (gate/verify.ts); 0: none.
+   */
   verifyRepeats?: number;
   tags: string[];
   workspace: WorkspaceSpec;

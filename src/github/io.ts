@@ -49,6 +49,8 @@ export interface ActionOutputs {
   errored: string;
   flaky: string;
   regressions: string;
+  /** Cases whose attempts did not settle their verdict (evidence: inconclusive). */
+  inconclusive: string;
   /** "true" when the step ran evals, "false" when it decided not to (skipped-reason says why). */
   ran: string;
   "skipped-reason": string;
@@ -70,6 +72,7 @@ export function emptyOutputs(): ActionOutputs {
     errored: "",
     flaky: "",
     regressions: "",
+    inconclusive: "",
     ran: "",
     "skipped-reason": "",
   };

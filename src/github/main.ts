@@ -292,6 +292,7 @@ async function publish(
     errored: String(c.errored),
     flaky: String(c.flaky),
     regressions: String(view.comparison?.regressed ?? 0),
+    inconclusive: String(view.cases.filter((x) => x.evidence === "inconclusive").length),
   });
   return { outputs, reasons: view.gate.reasons };
 }

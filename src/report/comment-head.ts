@@ -1,4 +1,7 @@
 /** The top of the PR comment: the verdict headline, the counts, the run line and the target table. */
+import type { EvalRoot } from "../config/types.js";
+import type { CaseDecision, Verdict } from "../gate/case.js";
+import { type GateCase, sortRegressions } from "../gate/run.js";
 import type { CommentOptions } from "./comment.js";
 import { RANK } from "./comment-case.js";
 import type { Piece } from "./fit.js";
@@ -37,11 +40,68 @@ export function contextOf(view: ReportView, options: CommentOptions): Context {
   };
 }
 
-function gatedRegressions(view: Pick<ReportView, "cases" | "suites">): number {
-  const rule = new Map(view.suites.map((s) => [s.evalPath, s.regressions]));
-  return view.cases.filter(
-    (c) => c.change?.change === "regressed" && (rule.get(c.rootEvalPath) ?? "fail") === "fail",
-  ).length;
+/**
+ * The verdict flips the gate counts as regressions (gate.regressions: fail, with its evidence rule:
+ * Barnard's test and Holm's correction, gate/run.ts) and the possible ones it only reports, by the
+ * gate's own function so the headline never counts what the gate did not.
+ */
+export function regressionCounts(view: Pick<ReportView, "cases" | "suites">): {
+  counted: number;
+  possible: number;
+} {
+  let counted = 0;
+  let possible = 0;
+  const byRoot = new Map<string, ReportView["cases"]>();
+  for (const c of view.cases) byRoot.set(c.rootEvalPath, [...(byRoot.get(c.rootEvalPath) ?? []), c]);
+  for (const [rootEvalPath, cases] of byRoot) {
+    const suite = view.suites.find((s) => s.evalPath === rootEvalPath);
+    const rule = suite?.regressions ?? "fail";
+    if (rule === "ignore") continue;
+    const root: EvalRoot = {
+      path: rootEvalPath,
+      evalPath: rootEvalPath,
+      name: suite?.name ?? rootEvalPath,
+      tags: {},
+      minCasePassRate: 1,
+      regressions: rule,
+      regressionEvidence: suite?.regressionEvidence ?? "any",
+      regressionAlpha: suite?.regressionAlpha ?? 0.05,
+      budget: {},
+    };
+    const sorted = sortRegressions(root, cases.map(gateCaseOf));
+    if (rule === "fail") counted += sorted.confirmed.length;
+    possible += sorted.possible.length;
+  }
+  return { counted, possible };
+}
+
+/** What the gate's regression rule reads of a case, from its view. */
+function gateCaseOf(c: ReportView["cases"][number]): GateCase {
+  const a = c.attempts;
+  return {
+    identity: { evalPath: c.evalPath, testId: c.testId, target: c.target },
+    rootEvalPath: c.rootEvalPath,
+    suite: c.suite,
+    decision: {
+      verdict: c.verdict,
+      classification: c.classification as CaseDecision["classification"],
+      flaky: c.flaky,
+      counts: { ...a },
+      stats: {
+        attemptSuccessRate: c.successRate,
+        wilson95: c.wilson95,
+        meanScore: c.meanScore,
+        meanPassRate: c.meanPassRate,
+        passAtK: [],
+        passHatK: [],
+      },
+      reason: c.reason,
+    },
+    change: c.change && {
+      ...c.change,
+      baseVerdict: c.change.baseVerdict as Verdict | null,
+    },
+  };
 }
 
 /** What the verdict text needs of the run. */
@@ -54,14 +114,17 @@ export type VerdictFacts = Pick<ReportView, "gate" | "counts" | "cases" | "suite
 export function verdictText(view: VerdictFacts): string {
   if (view.gate.verdict === "pass") {
     const w = view.gate.warnings.length;
-    return `gate passed${w ? ` with ${plural(w, "warning")}` : ""}`;
+    const { possible } = regressionCounts(view);
+    const note = possible ? ` (${plural(possible, "possible regression")})` : "";
+    return `gate passed${w ? ` with ${plural(w, "warning")}${note}` : ""}`;
   }
   const parts: string[] = [];
-  const regressions = gatedRegressions(view);
+  const { counted: regressions, possible } = regressionCounts(view);
   if (regressions) parts.push(plural(regressions, "regression"));
   if (view.counts.errored) parts.push(plural(view.counts.errored, "errored case"));
   if (view.gate.budgetStops.length) parts.push("budget spent");
   if (parts.length === 0) parts.push(plural(view.counts.failed, "failing case"));
+  if (possible) parts.push(plural(possible, "possible regression"));
   return `gate failed: ${parts.join(", ")}`;
 }
 

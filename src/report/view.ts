@@ -51,6 +51,9 @@ export interface SuiteView {
   description: string | null;
   cases: number;
   regressions: "fail" | "warn" | "ignore";
+  /** gate.regressions.evidence (older bundles: any, every flip counted). */
+  regressionEvidence?: "significant" | "any";
+  regressionAlpha?: number;
 }
 
 export interface ComparisonView {
@@ -74,6 +77,8 @@ export interface ChangeView {
   successRateDelta: number | null;
   pValue: number | null;
   significant: boolean;
+  /** The baseline's case was flaky (null: not known). */
+  baseFlaky?: boolean | null;
 }
 
 export interface AttemptCounts {

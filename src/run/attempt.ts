@@ -7,6 +7,7 @@ import { chmod, copyFile, mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { formatSize } from "../config/size.js";
 import { agentFolder, type CaseSpec } from "../config/types.js";
+import { disagreesWithCase, verifyPlan } from "../gate/verify.js";
 import { providerFor } from "../providers/index.js";
 import { sandboxedRunner } from "../sandbox/bwrap.js";
 import { buildEnv } from "../sandbox/env.js";
@@ -45,6 +46,8 @@ export interface AttemptInput {
   bwrap?: string;
   /** What a sandboxed agent may not read wherever it lies (verifiers, references, the bundle). */
   hidden?: readonly string[];
+  /** The tries of this case finished so far (for the automatic verifier rerun, gate/verify.ts). */
+  peers?: () => readonly AttemptResult[];
 }
 
 export const PROMPT_SEPARATOR = "\n\n";
@@ -239,9 +242,19 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     await freshFolder(scorerHome);
     await freshFolder(scorerTmp);
     facts.grading = await scoreAttempt(spec, ws, diff, evidenceDir, runner, scorerHome, scorerTmp);
-    const verdicts = [facts.grading.passed];
-    // verify_repeats: the same scorers on the same final workspace, again (their logs kept under verify-N/).
-    for (let i = 1; i <= (spec.test.verifyRepeats ?? 0) && facts.grading.errored.length === 0; i++) {
+    const first = facts.grading;
+    // verify_repeats (or the automatic rerun of an attempt that disagrees with its case): scorers
+    // run again on the same final workspace, their logs kept under verify-N/.
+    const plan = verifyPlan(
+      spec.test.scorers,
+      spec.test.verifyRepeats,
+      disagreesWithCase(first.passed, input.peers?.() ?? [], input.attempt),
+    );
+    const rounds = first.errored.length === 0 ? Math.max(0, ...plan.repeats) : 0;
+    const verdicts = [first.passed];
+    const changed = new Set<string>();
+    for (let i = 1; i <= rounds; i++) {
+      const only = plan.repeats.map((n) => n >= i);
       const again = await scoreAttempt(
         spec,
         ws,
@@ -250,17 +263,39 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
         runner,
         scorerHome,
         scorerTmp,
+        { only, first },
       );
       verdicts.push(again.passed);
+      again.scorers.forEach((s, j) => {
+        const was = first.scorers[j]!.result;
+        const now = s.result;
+        if (
+          now.state !== was.state ||
+          (now.state === "complete" && was.state === "complete" && now.passed !== was.passed)
+        )
+          changed.add(s.name);
+      });
     }
     phases.scorersMs = Math.round(performance.now() - s0);
     const r = result();
     const passes = verdicts.filter(Boolean).length;
+    if (rounds > 0) {
+      r.verify = {
+        runs: verdicts.length,
+        passed: passes,
+        automatic: plan.automatic,
+        scorers: spec.test.scorers.filter((_, j) => plan.repeats[j]! > 0).map((s) => s.name),
+      };
+    }
     if (passes > 0 && passes < verdicts.length) {
+      const why = plan.automatic
+        ? "automatic rerun: the attempt disagreed with every other attempt of its case"
+        : "verify_repeats";
+      const which = changed.size > 0 ? ` (${[...changed].join(", ")} changed)` : "";
       r.status = "error";
       r.failureStage = "scorer";
       r.failureKind = "verifier_flake";
-      r.message = `the scorers disagreed with themselves on the same workspace: passed ${passes} of ${verdicts.length} runs (verify_repeats); not counted for the agent`;
+      r.message = `the scorers disagreed with themselves on the same workspace: passed ${passes} of ${verdicts.length} runs${which} (${why}); not counted for the agent`;
     }
     r.diff = {
       files: diff.files,
@@ -283,11 +318,18 @@ async function scoreAttempt(
   runner: ProcessRunner,
   home: string,
   tmp: string,
+  /** A rerun: only these scorers (by index) run again; the others keep the first grading's result. */
+  rerun?: { only: readonly boolean[]; first: Grading },
 ): Promise<Grading> {
   const results: { result: ScorerResult; durationMs: number }[] = [];
   const scorersDir = path.join(evidenceDir, "scorers");
   await mkdir(scorersDir, { recursive: true });
-  for (const s of spec.test.scorers) {
+  for (const [index, s] of spec.test.scorers.entries()) {
+    if (rerun && !rerun.only[index]) {
+      const kept = rerun.first.scorers[index]!;
+      results.push({ result: kept.result, durationMs: kept.durationMs });
+      continue;
+    }
     const started = performance.now();
     let result: ScorerResult;
     const logFile = path.join(scorersDir, `${s.name}.log`);

@@ -211,6 +211,8 @@ export async function executePlan(opts: ExecuteOptions): Promise<ExecuteResult> 
       dirName,
       runner: opts.runner,
       keepWorkspace: opts.keepWorkspaces,
+      // The case's attempts finished so far: an attempt that disagrees with all of them is rerun.
+      peers: () => run.tries,
       ...(opts.bwrap && opts.bwrapTargets?.has(spec.target.name) ? { bwrap: opts.bwrap, hidden } : {}),
     });
     if (capped && result.failureKind === "agent_timeout") {

@@ -84,8 +84,22 @@ export interface AttemptResult {
   agentOutput?: string;
   /** Problems that did not change the status (a malformed agent output file). */
   warnings?: string[];
+  /** The scorers' reruns on the final workspace (verify_repeats, or automatic), when there were any. */
+  verify?: VerifyRecord;
   /** The attempt's folder inside the case's result directory (`run-1`, `run-2-retry-1`). */
   dirName: string;
+}
+
+/** Reruns of the scorers on one attempt's final workspace (gate/verify.ts). */
+export interface VerifyRecord {
+  /** Gradings in all: the first and the reruns. */
+  runs: number;
+  /** Gradings that passed the attempt. */
+  passed: number;
+  /** Asked for by no setting: the attempt disagreed with every other attempt of its case so far. */
+  automatic: boolean;
+  /** The scorers that were rerun. */
+  scorers: string[];
 }
 
 /** All tries of one case. */

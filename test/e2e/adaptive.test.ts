@@ -228,3 +228,117 @@ tests:
     expect(r.code).toBe(1);
   });
 });
+
+describe("verify_repeats on a scorer, and the automatic rerun", () => {
+  type VRow = Omit<Row, "runs"> & {
+    classification: string;
+    reason: string;
+    runs: { attempt: number; status: string; failure_kind: string | null; dir: string }[];
+  };
+  /**
+   * A check that counts its own runs in a file outside the workspace and fails on the runs listed
+   * in FAIL_ON (a flaky verifier, deterministic); an agent that fixes the file except on the
+   * attempts listed in its SKIP.
+   */
+  function verifySuite(test: string, scorerExtra: string, failOn: string, skip = ""): string {
+    const dir = tempDir();
+    writeFiles(dir, {
+      "app/answer.txt": "wrong\n",
+      "agent.sh": `#!/bin/sh\ncase " ${skip} " in *" $EVALGATE_ATTEMPT "*) exit 0 ;; esac\necho right > answer.txt\n`,
+      "check.sh": `#!/bin/sh\nn=$(cat "${dir}/count" 2>/dev/null || echo 0); n=$((n + 1)); echo $n > "${dir}/count"\ncase " ${failOn} " in *" $n "*) exit 1 ;; esac\ngrep -q right answer.txt\n`,
+      "v.eval.yaml": `name: verify
+targets: [{ name: bot, provider: command, command: ["./agent.sh"] }]
+repeat: 3
+concurrency: 1
+workspace: { seed: { path: app } }
+tests:
+  - id: t
+    instruction: "write right"
+${test}    scorers:
+      - { name: check, type: command, run: ["${dir}/check.sh"]${scorerExtra} }
+      - { name: steady, type: file, path: answer.txt, contains: right }
+`,
+    });
+    sh("chmod +x agent.sh check.sh", dir);
+    return dir;
+  }
+  const rowOf = (dir: string) => readJsonl<VRow>(path.join(dir, "b/index.jsonl"))[0]!;
+  const resultOf = (dir: string, run: { dir: string }) =>
+    readJson<{ verify: unknown; message: string | null }>(path.join(dir, "b", run.dir, "result.json"));
+
+  it("a scorer's own verify_repeats reruns that scorer only; its disagreement is a verifier_flake", () => {
+    // Runs 1-3 are attempt 1 (the first and 2 reruns): run 2 fails.
+    const dir = verifySuite("", ", verify_repeats: 2", "2");
+    const r = runCli(["run", "--out", "b"], dir);
+    const row = rowOf(dir);
+    expect(row.runs[0]!.failure_kind).toBe("verifier_flake");
+    expect(row.classification).toBe("verifier_flake");
+    expect(row.attempts).toMatchObject({ counted: 2, passed: 2 });
+    expect(row.verdict).toBe("pass");
+    expect(r.code).toBe(0);
+    const first = resultOf(dir, row.runs[0]!);
+    expect(first.verify).toEqual({ runs: 3, passed: 2, automatic: false, scorers: ["check"] });
+    expect(first.message).toContain("passed 2 of 3 runs (check changed) (verify_repeats)");
+    const run1 = path.join(dir, "b", row.runs[0]!.dir);
+    expect(existsSync(path.join(run1, "verify-2/scorers/check.log"))).toBe(true);
+    // The other scorer kept its first result: it did not run again.
+    expect(existsSync(path.join(run1, "verify-1/scorers/steady.log"))).toBe(false);
+    // Every attempt's check ran 3 times (attempts 2 and 3 agreed with themselves).
+    expect(readFileSync(path.join(dir, "count"), "utf8").trim()).toBe("9");
+  });
+
+  it("the only failing attempt among passes gets its scorers rerun: a flaky check is not the agent's", () => {
+    // Attempts 1 and 2 pass (runs 1, 2); attempt 3's first check (run 3) fails, its reruns pass.
+    const dir = verifySuite("", "", "3");
+    const r = runCli(["run", "--out", "b"], dir);
+    const row = rowOf(dir);
+    const third = row.runs.find((x) => x.attempt === 3)!;
+    expect(third.failure_kind).toBe("verifier_flake");
+    expect(resultOf(dir, third).verify).toEqual({
+      runs: 3,
+      passed: 2,
+      automatic: true,
+      scorers: ["check", "steady"],
+    });
+    expect(resultOf(dir, third).message).toContain("automatic rerun");
+    expect(row).toMatchObject({ verdict: "pass", classification: "verifier_flake" });
+    expect(row.attempts).toMatchObject({ counted: 2, passed: 2 });
+    expect(r.code).toBe(0);
+    // Attempts that agreed with their case were not rerun.
+    expect(resultOf(dir, row.runs[0]!).verify).toBeNull();
+    expect(readFileSync(path.join(dir, "count"), "utf8").trim()).toBe("5");
+  });
+
+  it("a real odd failure is rerun, confirmed, and counted against the agent", () => {
+    const dir = verifySuite("", "", "", "3");
+    const r = runCli(["run", "--out", "b"], dir);
+    const row = rowOf(dir);
+    const third = row.runs.find((x) => x.attempt === 3)!;
+    expect(third.status).toBe("failed");
+    expect(resultOf(dir, third).verify).toMatchObject({ runs: 3, passed: 0, automatic: true });
+    expect(row).toMatchObject({ verdict: "fail", classification: "flaky" });
+    expect(r.code).toBe(1);
+  });
+
+  it("verify_repeats: 0 on the test turns the automatic rerun off", () => {
+    const dir = verifySuite("    verify_repeats: 0\n", "", "3");
+    const r = runCli(["run", "--out", "b"], dir);
+    const row = rowOf(dir);
+    const third = row.runs.find((x) => x.attempt === 3)!;
+    expect(third.status).toBe("failed");
+    expect(resultOf(dir, third).verify).toBeNull();
+    expect(existsSync(path.join(dir, "b", third.dir, "verify-1"))).toBe(false);
+    expect(row.verdict).toBe("fail");
+    expect(r.code).toBe(1);
+  });
+
+  it("refuses a negative verify_repeats on a scorer, naming file and key", () => {
+    const dir = verifySuite("", ", verify_repeats: -1", "");
+    const r = runCli(["validate"], dir);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(
+      /v\.eval\.yaml:\d+: tests\[0\]\.scorers\[0\]\.verify_repeats: number -1 is out of range: must be at least 0/,
+    );
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+});

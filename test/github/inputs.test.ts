@@ -50,6 +50,7 @@ describe("action inputs", () => {
       "errored",
       "flaky",
       "regressions",
+      "inconclusive",
     ]) {
       expect(yml.outputs[o], o).toBeDefined();
     }

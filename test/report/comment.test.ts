@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { checkTitle } from "../../src/github/check.js";
 import { commentMarker, renderComment } from "../../src/report/comment.js";
 import { checkComment, outsideFences } from "./markdown-check.js";
 import { failingRun, HOSTILE, hostileRun, noBaselineRun, passingRun } from "./scenarios.js";
@@ -197,5 +198,54 @@ describe("the isolation line", () => {
       );
       expect(md).not.toContain("Isolation");
     }
+  });
+});
+
+describe("the headline's regression count is the gate's (evidence: significant)", () => {
+  const significant = (v: ReturnType<typeof failingRun>) => {
+    for (const s of v.suites) s.regressionEvidence = "significant";
+    return v;
+  };
+  const head = (v: ReturnType<typeof failingRun>) =>
+    renderComment(v, { key: "k", maxChars: 65_536 }).split("\n")[1]!;
+
+  it("counts no unconfirmed flip as a regression: both are possible regressions", () => {
+    // 3/3 → 1/3 (p = 0.2) and 3/3 → 0/3 (p = 0.05): neither survives Holm's correction.
+    const v = significant(failingRun());
+    expect(head(v)).toBe("## ❌ evalgate — gate failed: 1 errored case, 2 possible regressions");
+    expect(checkTitle(v).startsWith("gate failed: 1 errored case, 2 possible regressions · ")).toBe(true);
+  });
+
+  it("counts a drop significant after Holm's correction, and reports the other as possible", () => {
+    const v = significant(failingRun());
+    const refund = v.cases.find((c) => c.testId === "refund-rounding")!;
+    refund.change = { ...refund.change!, pValue: 0.001, significant: true };
+    expect(head(v)).toBe("## ❌ evalgate — gate failed: 1 regression, 1 errored case, 1 possible regression");
+  });
+
+  it("a flip of a case flaky on both sides is neither (known flaky)", () => {
+    const v = significant(failingRun());
+    const cart = v.cases.find((c) => c.testId === "empty-cart-total")!;
+    cart.change = { ...cart.change!, pValue: 0.001, baseFlaky: true };
+    expect(cart.flaky).toBe(true);
+    expect(head(v)).toBe("## ❌ evalgate — gate failed: 1 errored case, 1 possible regression");
+  });
+
+  it("a passing gate names its possible regressions among the warnings", () => {
+    const v = significant(failingRun());
+    v.cases = v.cases.filter((c) => c.testId !== "setup-crash");
+    v.counts.errored = 0;
+    v.gate = { ...v.gate, verdict: "pass", warnings: ["a", "b", "c"] };
+    expect(head(v)).toBe("## ✅ evalgate — gate passed with 3 warnings (2 possible regressions)");
+  });
+
+  it("bundles written before the evidence rule count every flip, as their gate did", () => {
+    expect(head(failingRun())).toBe("## ❌ evalgate — gate failed: 2 regressions, 1 errored case");
+  });
+
+  it("gate.regressions: warn counts none as a regression; unconfirmed flips stay possible ones", () => {
+    const v = significant(failingRun());
+    for (const s of v.suites) s.regressions = "warn";
+    expect(head(v)).toBe("## ❌ evalgate — gate failed: 1 errored case, 2 possible regressions");
   });
 });

@@ -1,0 +1,104 @@
+/**
+ * The step's outputs as a runner reads them (GITHUB_OUTPUT), from run() itself: `inconclusive`
+ * counts the cases whose attempts did not settle their verdict (SPEC §7).
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { ArtifactStore } from "../../src/github/artifact.js";
+import { ActionsLogger } from "../../src/github/io.js";
+import { run } from "../../src/github/main.js";
+import { gitRepo, sh, tempDir } from "../helpers.js";
+import { examplePayload } from "./harness.js";
+
+const uploads: ArtifactStore = { upload: async () => ({ id: 1, size: 0 }) };
+
+function actionEnv(workspace: string, evals: string): NodeJS.ProcessEnv {
+  const dir = tempDir("evalgate-step-");
+  const eventPath = path.join(dir, "event.json");
+  const sha = "0".repeat(40);
+  writeFileSync(eventPath, JSON.stringify({ ...examplePayload("push"), ref: "refs/heads/main", after: sha }));
+  return {
+    PATH: process.env.PATH,
+    HOME: tempDir("evalgate-home-"),
+    CI: "true",
+    GITHUB_ACTIONS: "true",
+    GITHUB_EVENT_NAME: "push",
+    GITHUB_EVENT_PATH: eventPath,
+    GITHUB_REPOSITORY: "o/r",
+    GITHUB_REPOSITORY_OWNER: "o",
+    GITHUB_SHA: sha,
+    GITHUB_REF: "refs/heads/main",
+    GITHUB_RUN_ID: "1",
+    GITHUB_RUN_ATTEMPT: "1",
+    GITHUB_WORKSPACE: workspace,
+    RUNNER_TEMP: tempDir("evalgate-runner-temp-"),
+    "INPUT_GITHUB-TOKEN": "",
+    INPUT_COMMENT: "off",
+    INPUT_BASELINE: "",
+    INPUT_EVALS: evals,
+    "INPUT_ARTIFACT-NAME": "evalgate",
+    "INPUT_RETENTION-DAYS": "1",
+    "INPUT_CHECK-NAME": "",
+  };
+}
+
+/** GITHUB_OUTPUT's `name<<delimiter\nvalue\ndelimiter` records. */
+function outputsOf(file: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const re = /^([\w-]+)<<(\S+)\n([\s\S]*?)\n\2$/gm;
+  for (const m of readFileSync(file, "utf8").matchAll(re)) out[m[1]!] = m[3]!;
+  return out;
+}
+
+describe("the step's outputs", () => {
+  const saved = { ...process.env };
+  beforeEach(() => {
+    const files = tempDir("evalgate-files-");
+    process.env.GITHUB_OUTPUT = path.join(files, "output");
+    process.env.GITHUB_STEP_SUMMARY = path.join(files, "summary");
+    writeFileSync(process.env.GITHUB_OUTPUT, "");
+    writeFileSync(process.env.GITHUB_STEP_SUMMARY, "");
+    vi.spyOn(process.stdout, "write").mockImplementation(() => true);
+  });
+  afterEach(() => {
+    vi.restoreAllMocks();
+    process.exitCode = undefined;
+    process.env = saved;
+  });
+
+  it("inconclusive counts the cases whose attempts did not settle their verdict", async () => {
+    // One agent fixes the file on odd attempts only: 2 of 4 at min_rate 0.5 is inconclusive.
+    // The other always fixes it: 4 of 4 is decided.
+    const repo = gitRepo({
+      "evals/app/answer.txt": "wrong\n",
+      "evals/agent.sh": `#!/bin/sh\ncase "$MODE" in\n  pass) echo right > answer.txt ;;\n  alternate) [ $((EVALGATE_ATTEMPT % 2)) -eq 1 ] && echo right > answer.txt ;;\nesac\nexit 0\n`,
+      "evals/a.eval.yaml": `name: outputs
+targets:
+  - { name: flaky, provider: command, command: ["./agent.sh"], env: { MODE: alternate } }
+  - { name: stable, provider: command, command: ["./agent.sh"], env: { MODE: pass } }
+repeat: 4
+concurrency: 1
+gate: { policy: attempt_success_rate_at_least, min_rate: 0.5 }
+workspace: { seed: { path: app } }
+tests:
+  - { id: answer, instruction: "write right", scorers: [{ type: file, path: answer.txt, contains: right }] }
+`,
+    });
+    sh("chmod +x evals/agent.sh && git add -A && git commit -qm agent", repo);
+    const code = await run({
+      env: actionEnv(repo, "evals"),
+      artifacts: uploads,
+      logger: new ActionsLogger(),
+    });
+    const out = outputsOf(process.env.GITHUB_OUTPUT!);
+    expect(out).toMatchObject({
+      verdict: "pass",
+      cases: "2",
+      passed: "2",
+      inconclusive: "1",
+      regressions: "0",
+    });
+    expect(code).toBe(0);
+  }, 120_000);
+});
