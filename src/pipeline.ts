@@ -205,6 +205,12 @@ export async function runPlan(
 ): Promise<RunOutcome> {
   const secrets = runSecrets(plan, process.env, opts.redact);
   const redactor = secrets.redactor;
+  // Not through the redacting logger: the note names the variable, and the value is its own word.
+  for (const name of secrets.plainWords) {
+    deps.logger.info(
+      `note: ${name} is passed through and its value is a plain word: it is masked as *** wherever it appears in logs, diffs and messages (never in verdicts, statuses or names); pass settings that are not secret with env:`,
+    );
+  }
   try {
     return await executeAndWrite(
       plan,

@@ -9,12 +9,13 @@ import { CLI_NAMING, type OptionNaming } from "../config/args.js";
 import { UsageError } from "../config/errors.js";
 import { isWithin } from "../paths.js";
 import type { ReportView } from "../report/view.js";
+import { ISOLATION_LEVELS, type IsolationLevel, weakerLevel } from "../sandbox/isolation.js";
 import { applyBaseline, comparisonSummary } from "./compare.js";
 import { type Bundle, BundleError, confinedPath, readBundle, rowKey } from "./read.js";
 import { writeReports } from "./reports.js";
 import { sealBundle } from "./seal.js";
 import { buildSummary, gateFromRows, type WireEval } from "./summary.js";
-import type { WireIndexRow, WireSummary } from "./wire.js";
+import type { WireIndexRow, WireIsolation, WireSummary } from "./wire.js";
 import { checkNewBundleFolder, writeJson } from "./write.js";
 
 export interface MergeOptions {
@@ -130,6 +131,8 @@ export async function mergeBundles(
         ? mergedComparison(shards, rows)
         : null,
   );
+  const isolation = mergedIsolation(shards);
+  if (isolation) summary.isolation = isolation;
   await writeFile(
     path.join(out, "index.jsonl"),
     rows.map((r) => JSON.stringify(r)).join("\n") + (rows.length ? "\n" : ""),
@@ -193,4 +196,62 @@ function mergedComparison(
     significant: rows.filter((r) => r.change?.significant).length,
     removed_cases: [],
   };
+}
+
+const isLevel = (v: unknown): v is IsolationLevel =>
+  typeof v === "string" && (ISOLATION_LEVELS as readonly string[]).includes(v);
+
+/**
+ * What the agents of the whole run ran under: the weakest level of the shards, each target at its
+ * weakest, with the reasons of the shards at that level (docs/decisions/0130). A shard is an
+ * artifact, so its `isolation` is read field by field: one that does not say (an older evalgate)
+ * or says something unknown counts as `none`, never as isolated. Undefined when no shard says.
+ */
+export function mergedIsolation(shards: readonly Bundle[]): WireIsolation | undefined {
+  if (!shards.some((b) => b.summary.isolation)) return undefined;
+  const parts = shards.map((b) => {
+    const name = b.summary.run.shard
+      ? `shard ${b.summary.run.shard.index}/${b.summary.run.shard.total}`
+      : b.dir;
+    const iso = b.summary.isolation as Partial<Record<keyof WireIsolation, unknown>> | undefined;
+    const unknown = {
+      level: "none" as IsolationLevel,
+      reason: `${name} does not say what its agents ran under`,
+    };
+    if (!iso || typeof iso !== "object") return { name, ...unknown, targets: [] };
+    const targets = (Array.isArray(iso.targets) ? iso.targets : []).flatMap((t: unknown) => {
+      const x = (t && typeof t === "object" ? t : {}) as Record<string, unknown>;
+      if (typeof x.name !== "string") return [];
+      const level = isLevel(x.level) ? x.level : "none";
+      const reason = isLevel(x.level) ? (typeof x.reason === "string" ? x.reason : null) : unknown.reason;
+      return [{ name: x.name, level, reason }];
+    });
+    if (iso.level === null) return { name, level: null, reason: null, targets };
+    if (!isLevel(iso.level)) return { name, ...unknown, targets };
+    return { name, level: iso.level, reason: typeof iso.reason === "string" ? iso.reason : null, targets };
+  });
+  const byTarget = new Map<string, WireIsolation["targets"][number]>();
+  for (const p of parts) {
+    for (const t of p.targets) {
+      const seen = byTarget.get(t.name);
+      if (!seen || weakerLevel(seen.level, t.level) !== seen.level) byTarget.set(t.name, t);
+    }
+  }
+  const levels = parts.flatMap((p) => (p.level ? [p.level] : []));
+  if (levels.length === 0) {
+    return { level: null, reason: "no target runs an agent program", targets: [...byTarget.values()] };
+  }
+  const level = levels.reduce(weakerLevel);
+  const weakest = parts.filter((p) => p.level === level);
+  const reasons = [...new Set(weakest.map((p) => p.reason).filter((r): r is string => r !== null))];
+  const reason =
+    reasons.length === 0
+      ? null
+      : reasons.length === 1
+        ? reasons[0]!
+        : weakest
+            .filter((p) => p.reason !== null)
+            .map((p) => `${p.name}: ${p.reason}`)
+            .join("; ");
+  return { level, reason, targets: [...byTarget.values()] };
 }

@@ -101,7 +101,10 @@ export const summarySchema = z.looseObject({
     duration_ms: z.number(),
     evalgate_version: z.string(),
     concurrency: z.number(),
-    repeat_override: z.number().nullable().optional(),
+    repeat_override: z
+      .union([z.number(), z.looseObject({ min: z.number(), max: z.number() })])
+      .nullable()
+      .optional(),
     filters: z.looseObject({ targets: texts, tests: texts, tags: texts }),
     shard: z.looseObject({ index: z.number().int().min(1), total: z.number().int().min(1) }).nullable(),
     merged_from: texts.nullable().optional(),

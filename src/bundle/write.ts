@@ -97,6 +97,107 @@ export async function checkNewBundleFolder(
 }
 
 /**
+ * The string values of evalgate's records that are its own structure, not text: enum values
+ * (verdicts, statuses, kinds), identities and names from the eval file, paths and file names of the
+ * bundle, run ids, commits and timestamps. They are never redacted: a secret that happens to be a
+ * word evalgate uses (`MODE=pass`) would otherwise turn a verdict into `***` and a result folder
+ * into one that does not exist (docs/decisions/0131). Everything else (messages, reasons, warnings,
+ * diff paths, usage, scorer details) is redacted. Named by the value's own key, in the wire
+ * (snake_case) and the in-memory (camelCase) spelling; inside a scorer's `details` (what its
+ * command or the agent's tests printed) nothing is structure.
+ */
+const STRUCTURE = new Set([
+  // enums
+  "schema",
+  "status",
+  "verdict",
+  "classification",
+  "failure_stage",
+  "failureStage",
+  "failure_kind",
+  "failureKind",
+  "evidence",
+  "on_error",
+  "onError",
+  "base_verdict",
+  "baseVerdict",
+  "change",
+  "level",
+  "cost_source",
+  "costSource",
+  "state",
+  "type",
+  "regressions",
+  "regression_evidence",
+  "regressionEvidence",
+  "on_inconclusive",
+  "onInconclusive",
+  "index",
+  "algorithm",
+  "policy",
+  // identities and names from the eval file
+  "eval_path",
+  "evalPath",
+  "root_eval_path",
+  "rootEvalPath",
+  "test_id",
+  "testId",
+  "target",
+  "suite",
+  "provider",
+  "model",
+  "name",
+  "tags",
+  "targets",
+  "tests",
+  "caseKey",
+  // the bundle's own paths and files
+  "result_dir",
+  "summary_path",
+  "dir",
+  "dirName",
+  "result_path",
+  "grading_path",
+  "diff_path",
+  "log",
+  "prompt",
+  "agent_log",
+  "setup_log",
+  "diff",
+  "grading",
+  "transcript",
+  "agent_output",
+  "agentOutput",
+  // the run
+  "id",
+  "run_id",
+  "baseline_run_id",
+  "started_at",
+  "startedAt",
+  "finished_at",
+  "finishedAt",
+  "sha",
+  "baselineSha",
+  "baseline_git_sha",
+  "merged_from",
+  "evalgate_version",
+  "node_version",
+  "platform",
+]);
+/** Objects whose string values are all evalgate's (file names of an attempt's scorer logs). */
+const STRUCTURE_UNDER = new Set(["scorer_logs"]);
+/** A scorer's own output and what an agent reported (its model, its version): not evalgate's. */
+const FREE_UNDER = new Set(["details", "usage"]);
+
+/** Whether the string value at `keys` is evalgate's structure (kept as it is by redaction). */
+export function structural(keys: readonly string[]): boolean {
+  const last = keys.at(-1) ?? "";
+  if (last === "cost_source" || last === "costSource") return true;
+  if (keys.some((k) => FREE_UNDER.has(k))) return false;
+  return STRUCTURE.has(last) || keys.some((k) => STRUCTURE_UNDER.has(k));
+}
+
+/**
  * Everything a run writes into its bundle goes through here, and so through the run's redactor:
  * the files an attempt left in its folder (logs, diff, transcripts) are redacted in place when the
  * attempt is recorded, and every JSON record is redacted before it is written. What the writer
@@ -127,9 +228,13 @@ export class BundleWriter {
   async writeAttempt(spec: CaseSpec, r: AttemptResult, hasSetupLog: boolean): Promise<AttemptResult> {
     const dir = this.evidenceDir(spec, r.dirName);
     await this.redactor.files(dir);
-    const safe = this.redactor.deep(r);
-    await writeJson(path.join(dir, "result.json"), this.redactor.deep(wireAttempt(spec, safe, hasSetupLog)));
-    if (safe.grading) await writeJson(path.join(dir, "grading.json"), this.redactor.deep(wireGrading(safe)));
+    const safe = this.redactor.deep(r, structural);
+    await writeJson(
+      path.join(dir, "result.json"),
+      this.redactor.deep(wireAttempt(spec, safe, hasSetupLog), structural),
+    );
+    if (safe.grading)
+      await writeJson(path.join(dir, "grading.json"), this.redactor.deep(wireGrading(safe), structural));
     return safe;
   }
 
@@ -155,75 +260,81 @@ export class BundleWriter {
         diff_truncated: t.diff?.truncated ?? false,
         dir: t.dirName,
       }));
-      const summary: WireCaseSummary = this.redactor.deep({
-        schema: CASE_SCHEMA,
-        ...wireIdentity(c.spec),
-        suite: c.spec.suite,
-        provider: c.spec.target.provider,
-        model: c.spec.target.model ?? null,
-        description: c.spec.test.description ?? null,
-        instruction: c.spec.test.instruction,
-        tags: c.spec.test.tags,
-        policy: {
-          name: c.spec.gate.policy,
-          threshold: c.spec.gate.threshold ?? null,
-          on_error: c.spec.gate.onError,
-        },
-        verdict: d.verdict,
-        classification: d.classification,
-        flaky: d.flaky,
-        reason: d.reason,
-        evidence: d.evidence ?? "decided",
-        settle_attempts: d.settleAttempts ?? null,
-        repeat: c.spec.repeatMax ? { min: c.spec.repeat, max: c.spec.repeatMax } : null,
-        attempts: wireCounts(d),
-        stats: {
-          attempt_success_rate: d.stats.attemptSuccessRate,
-          wilson_95: d.stats.wilson95,
-          mean_score: d.stats.meanScore,
-          mean_pass_rate: d.stats.meanPassRate,
-          pass_at_k: Object.fromEntries(d.stats.passAtK.map((v, i) => [String(i + 1), v])),
-          pass_hat_k: Object.fromEntries(d.stats.passHatK.map((v, i) => [String(i + 1), v])),
-        },
-        usage,
-        runs,
-        change: c.change ? wireChange(c.change) : null,
-      } satisfies WireCaseSummary);
-      await writeJson(path.join(this.dir, resultDir, "summary.json"), summary);
-      rows.push(
-        this.redactor.deep({
+      const summary: WireCaseSummary = this.redactor.deep(
+        {
+          schema: CASE_SCHEMA,
           ...wireIdentity(c.spec),
           suite: c.spec.suite,
-          root_eval_path: c.spec.rootEvalPath,
           provider: c.spec.target.provider,
           model: c.spec.target.model ?? null,
+          description: c.spec.test.description ?? null,
+          instruction: c.spec.test.instruction,
           tags: c.spec.test.tags,
+          policy: {
+            name: c.spec.gate.policy,
+            threshold: c.spec.gate.threshold ?? null,
+            on_error: c.spec.gate.onError,
+          },
           verdict: d.verdict,
           classification: d.classification,
           flaky: d.flaky,
           reason: d.reason,
           evidence: d.evidence ?? "decided",
           settle_attempts: d.settleAttempts ?? null,
+          repeat: c.spec.repeatMax ? { min: c.spec.repeat, max: c.spec.repeatMax } : null,
           attempts: wireCounts(d),
-          attempt_success_rate: d.stats.attemptSuccessRate,
-          mean_score: d.stats.meanScore,
-          mean_pass_rate: d.stats.meanPassRate,
+          stats: {
+            attempt_success_rate: d.stats.attemptSuccessRate,
+            wilson_95: d.stats.wilson95,
+            mean_score: d.stats.meanScore,
+            mean_pass_rate: d.stats.meanPassRate,
+            pass_at_k: Object.fromEntries(d.stats.passAtK.map((v, i) => [String(i + 1), v])),
+            pass_hat_k: Object.fromEntries(d.stats.passHatK.map((v, i) => [String(i + 1), v])),
+          },
           usage,
-          result_dir: resultDir,
-          summary_path: `${resultDir}/summary.json`,
-          runs: c.tries.map((t) => ({
-            attempt: t.attempt,
-            retry: t.retry,
-            status: t.status,
-            failure_kind: t.failureKind ?? null,
-            diff_truncated: t.diff?.truncated ?? false,
-            dir: `${resultDir}/${t.dirName}`,
-            result_path: `${resultDir}/${t.dirName}/result.json`,
-            grading_path: t.grading ? `${resultDir}/${t.dirName}/grading.json` : null,
-            diff_path: t.diff ? `${resultDir}/${t.dirName}/diff.patch` : null,
-          })),
+          runs,
           change: c.change ? wireChange(c.change) : null,
-        } satisfies WireIndexRow),
+        } satisfies WireCaseSummary,
+        structural,
+      );
+      await writeJson(path.join(this.dir, resultDir, "summary.json"), summary);
+      rows.push(
+        this.redactor.deep(
+          {
+            ...wireIdentity(c.spec),
+            suite: c.spec.suite,
+            root_eval_path: c.spec.rootEvalPath,
+            provider: c.spec.target.provider,
+            model: c.spec.target.model ?? null,
+            tags: c.spec.test.tags,
+            verdict: d.verdict,
+            classification: d.classification,
+            flaky: d.flaky,
+            reason: d.reason,
+            evidence: d.evidence ?? "decided",
+            settle_attempts: d.settleAttempts ?? null,
+            attempts: wireCounts(d),
+            attempt_success_rate: d.stats.attemptSuccessRate,
+            mean_score: d.stats.meanScore,
+            mean_pass_rate: d.stats.meanPassRate,
+            usage,
+            result_dir: resultDir,
+            summary_path: `${resultDir}/summary.json`,
+            runs: c.tries.map((t) => ({
+              attempt: t.attempt,
+              retry: t.retry,
+              status: t.status,
+              failure_kind: t.failureKind ?? null,
+              diff_truncated: t.diff?.truncated ?? false,
+              dir: `${resultDir}/${t.dirName}`,
+              result_path: `${resultDir}/${t.dirName}/result.json`,
+              grading_path: t.grading ? `${resultDir}/${t.dirName}/grading.json` : null,
+              diff_path: t.diff ? `${resultDir}/${t.dirName}/diff.patch` : null,
+            })),
+            change: c.change ? wireChange(c.change) : null,
+          } satisfies WireIndexRow,
+          structural,
+        ),
       );
     }
     await writeFile(
@@ -235,7 +346,7 @@ export class BundleWriter {
 
   /** Writes summary.json; returns it as written (redacted). */
   async writeSummary(summary: WireSummary): Promise<WireSummary> {
-    const safe = this.redactor.deep(summary);
+    const safe = this.redactor.deep(summary, structural);
     await writeJson(path.join(this.dir, "summary.json"), safe);
     return safe;
   }

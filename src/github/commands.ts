@@ -3,14 +3,16 @@
  * counts: lines in quotes (`> …`), fenced or indented code blocks are someone else's words or an
  * example, not a request.
  */
-import { parsePositiveInt } from "../config/args.js";
+import { parseRepeat } from "../config/args.js";
 import { UsageError } from "../config/errors.js";
+import type { RepeatSetting } from "../config/types.js";
 
 export interface RunCommand {
   kind: "run";
   /** The command line as written (for "who asked for what"). */
   text: string;
-  repeat?: number;
+  /** N attempts per case, or MIN..MAX adaptive attempts, as `run --repeat` takes them. */
+  repeat?: RepeatSetting;
   tests: string[];
   targets: string[];
   tags: string[];
@@ -23,7 +25,7 @@ export type Command =
 
 export const COMMAND_HELP = [
   "`/evalgate run` — run the evals on this pull request's head commit",
-  "`/evalgate run --repeat N` — with N attempts per case",
+  "`/evalgate run --repeat N` — with N attempts per case (`MIN..MAX`: adaptive, stop once the verdict is clear)",
   "`/evalgate run --test GLOB --target NAME --tag T` — only some cases (each may be given more than once)",
   "`/evalgate help` — this list",
 ].join("\n");
@@ -79,12 +81,7 @@ export function parseCommand(body: string): Command | null {
         throw new UsageError(`unknown option "${name}"`);
       if (value === undefined || value === "") throw new UsageError(`${name} needs a value`);
       if (name === "--repeat") {
-        if (/^\d+\.\.\d+$/.test(value)) {
-          throw new UsageError(
-            `--repeat ${value}: adaptive repeats (MIN..MAX) are not available in this version of evalgate; give a number`,
-          );
-        }
-        cmd.repeat = parsePositiveInt(value, "--repeat");
+        cmd.repeat = parseRepeat(value, "--repeat");
       } else if (name === "--test") cmd.tests.push(value);
       else if (name === "--target") cmd.targets.push(value);
       else cmd.tags.push(value);

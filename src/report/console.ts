@@ -34,7 +34,7 @@ export function formatAttemptLine(l: AttemptLine): string {
   const retry = l.retry > 0 ? ` (retry ${l.retry})` : "";
   const score = typeof l.score === "number" && l.status === "failed" ? ` · score ${l.score.toFixed(2)}` : "";
   const msg = l.message && l.status !== "passed" ? ` — ${oneLine(l.message, 160)}` : "";
-  return `${MARK[l.status]} ${l.suite}/${l.testId} on ${l.target} · attempt ${l.attempt}/${l.repeat}${retry} · ${l.status}${score} · ${formatDuration(l.durationMs)}${msg}`;
+  return `${MARK[l.status] ?? "!"} ${l.suite}/${l.testId} on ${l.target} · attempt ${l.attempt}/${l.repeat}${retry} · ${l.status}${score} · ${formatDuration(l.durationMs)}${msg}`;
 }
 
 export function oneLine(text: string, max: number): string {
@@ -101,7 +101,8 @@ export class LiveProgress implements Progress {
   attemptFinished(l: AttemptLine): void {
     this.running = Math.max(0, this.running - 1);
     if (l.retry === 0) this.done++;
-    this.counts[l.status]++;
+    // A status this line does not know counts as an error, never as a pass.
+    this.counts[Object.hasOwn(this.counts, l.status) ? l.status : "error"]++;
     this.clear();
     this.out.write(`${formatAttemptLine(l)}\n`);
     this.render();

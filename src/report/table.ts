@@ -29,18 +29,21 @@ export function renderCaseTable(rows: readonly WireIndexRow[]): string {
     ...(withChange ? ["vs base"] : []),
   ];
   const body = rows.map((r) => [
-    VERDICT[r.verdict],
+    // A verdict the table does not know (a damaged record) is not a pass, and never a crash.
+    VERDICT[r.verdict] ?? `! ${String(r.verdict)}`,
     `${r.suite}/${r.test_id}`,
     r.target,
-    `${r.attempts.passed}/${r.attempts.counted}${r.attempts.errored ? ` (+${r.attempts.errored} err)` : ""}`,
-    r.attempt_success_rate === null ? "—" : `${Math.round(r.attempt_success_rate * 100)} %`,
+    r.attempts
+      ? `${r.attempts.passed}/${r.attempts.counted}${r.attempts.errored ? ` (+${r.attempts.errored} err)` : ""}`
+      : "—",
+    typeof r.attempt_success_rate === "number" ? `${Math.round(r.attempt_success_rate * 100)} %` : "—",
     `${r.classification}${r.flaky && r.classification !== "flaky" ? " (flaky)" : ""}`,
     ...(withChange ? [changeText(r)] : []),
   ]);
-  const widths = header.map((h, i) => Math.max([...h].length, ...body.map((b) => [...b[i]!].length)));
+  const widths = header.map((h, i) => Math.max([...h].length, ...body.map((b) => [...String(b[i])].length)));
   const line = (cells: string[]) =>
     cells
-      .map((c, i) => pad(c, widths[i]!))
+      .map((c, i) => pad(String(c), widths[i]!))
       .join("  ")
       .trimEnd();
   return [line(header), ...body.map(line)].join("\n");

@@ -99,6 +99,11 @@ function rank(level: IsolationLevel): number {
   return ISOLATION_LEVELS.indexOf(level);
 }
 
+/** The weaker of two levels (what a run of both gets to claim). */
+export function weakerLevel(a: IsolationLevel, b: IsolationLevel): IsolationLevel {
+  return rank(b) > rank(a) ? b : a;
+}
+
 /** The strongest level `EVALGATE_ISOLATION` allows (default bwrap: no cap). */
 function capOf(env: NodeJS.ProcessEnv): IsolationLevel {
   const v = env.EVALGATE_ISOLATION;

@@ -162,19 +162,25 @@ export class Redactor {
     return Buffer.from(mask(hay, ranges), "latin1");
   }
 
-  /** A copy of a JSON-like value with every string (keys included) redacted; numbers stay numbers. */
-  deep<T>(value: T): T {
+  /**
+   * A copy of a record evalgate built with every string value redacted, except those `keep` says
+   * are evalgate's own structure (an enum, an identity, a path of the bundle: see
+   * bundle/write.ts). `keep` is given the keys from the record's root to the value (array
+   * positions left out). Keys are never redacted: they are evalgate's own vocabulary, and masking
+   * one ("passed" → "***ed") breaks every reader (docs/decisions/0131). Numbers stay numbers.
+   */
+  deep<T>(value: T, keep: (keys: readonly string[]) => boolean = () => false): T {
     if (!this.active) return value;
-    const walk = (v: unknown): unknown => {
-      if (typeof v === "string") return this.text(v);
-      if (Array.isArray(v)) return v.map(walk);
+    const walk = (v: unknown, keys: string[]): unknown => {
+      if (typeof v === "string") return keep(keys) ? v : this.text(v);
+      if (Array.isArray(v)) return v.map((x) => walk(x, keys));
       const proto = v && typeof v === "object" ? Object.getPrototypeOf(v) : undefined;
       if (proto === Object.prototype || proto === null) {
-        return Object.fromEntries(Object.entries(v as object).map(([k, x]) => [this.text(k), walk(x)]));
+        return Object.fromEntries(Object.entries(v as object).map(([k, x]) => [k, walk(x, [...keys, k])]));
       }
       return v;
     };
-    return walk(value) as T;
+    return walk(value, []) as T;
   }
 
   /** A redactor for one stream of output, given in chunks that may split a secret anywhere. */

@@ -52,7 +52,15 @@ export interface RunSecrets {
   redactor: Redactor;
   /** Variables that are set but too short to redact (the user is told). */
   tooShort: string[];
+  /**
+   * Variables whose value is a plain word (`MODE=pass`): redacted, but likely no secret, and
+   * masking it mangles every log line with that word in it (the user is told).
+   */
+  plainWords: string[];
 }
+
+/** Letters only and short: a setting, most likely, rather than a key or a password. */
+const PLAIN_WORD = /^[A-Za-z]{4,12}$/;
 
 /**
  * The values of the plan's secret variables in `env`, the runner's credentials there, and `extra`
@@ -65,12 +73,14 @@ export function runSecrets(
 ): RunSecrets {
   const values: string[] = extra.filter((v) => v !== "");
   const tooShort: string[] = [];
+  const plainWords: string[] = [];
   for (const name of secretVariables(plan).keys()) {
     const v = env[name];
     if (v === undefined || v === "") continue;
     if (v.length < MIN_SECRET_LENGTH) tooShort.push(name);
     else values.push(v);
+    if (PLAIN_WORD.test(v)) plainWords.push(name);
   }
   for (const name of runnerCredentials(env)) values.push(env[name] ?? "");
-  return { redactor: new Redactor(values), tooShort };
+  return { redactor: new Redactor(values), tooShort, plainWords };
 }

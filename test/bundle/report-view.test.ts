@@ -81,6 +81,38 @@ describe("loadReportView", () => {
     expect(all.problems).toEqual([]);
   });
 
+  it("reads verdicts, statuses and enums it does not know as not passing, and renders them", async () => {
+    const copy = path.join(tempDir(), "garbled");
+    cpSync(bundle, copy, { recursive: true });
+    const index = path.join(copy, "index.jsonl");
+    const row = JSON.parse(readFileSync(index, "utf8").trim());
+    const garbled = {
+      ...row,
+      verdict: "***",
+      classification: "stable_***",
+      evidence: "***",
+      runs: row.runs.map((r: object) => ({ ...r, status: "***ed", failure_kind: 7 })),
+    };
+    writeFileSync(index, `${JSON.stringify(garbled)}\n`);
+    const caseSummary = path.join(copy, row.result_dir, "summary.json");
+    const cs = JSON.parse(readFileSync(caseSummary, "utf8"));
+    cs.runs = cs.runs.map((r: object) => ({ ...r, status: "***" }));
+    writeFileSync(caseSummary, JSON.stringify(cs));
+    const summaryFile = path.join(copy, "summary.json");
+    const summary = JSON.parse(readFileSync(summaryFile, "utf8"));
+    summary.gate.verdict = "***";
+    delete summary.seal;
+    writeFileSync(summaryFile, JSON.stringify(summary));
+    const view = await loadReportView(copy, { evidence: "all" });
+    expect(view.gate.verdict).toBe("fail");
+    expect(view.cases[0]).toMatchObject({ verdict: "error", evidence: "decided" });
+    expect(view.cases[0]!.runs.map((r) => r.status)).toEqual(["error"]);
+    expect(() => renderComment(view, { key: "k", maxChars: 65_536 })).not.toThrow();
+    const r = runCli(["report", copy, "--format", "markdown"], dir);
+    expect(r.stderr).not.toContain("internal error");
+    expect(r.stdout).not.toContain("gate passed");
+  });
+
   it("refuses paths that leave the bundle, lists missing files, and reads usage when a bundle has it", async () => {
     const copy = path.join(tempDir(), "copy");
     cpSync(bundle, copy, { recursive: true });

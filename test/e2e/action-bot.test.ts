@@ -198,6 +198,26 @@ describe("/evalgate commands in pull request comments", () => {
     gh.pulls.set(2, { ...gh.pulls.get(2)!, headSha: repo.broken });
   });
 
+  it("a writer's /evalgate run --repeat MIN..MAX runs adaptive attempts, as run --repeat does", async () => {
+    const { payload, comment } = commentPayload(gh, "/evalgate run --repeat 2..3 --test greet");
+    const x = await onMain(gh, repo, token, payload);
+    expect(x.stderr).toBe("");
+    expect(x.outputs.ran).toBe("true");
+    const bundle = x.outputs["bundle-path"]!;
+    const summary = JSON.parse(readFileSync(path.join(bundle, "summary.json"), "utf8"));
+    expect(summary.run.repeat_override).toEqual({ min: 2, max: 3 });
+    const [row] = readJsonl<{ test_id: string; result_dir: string; attempts: { planned: number } }>(
+      path.join(bundle, "index.jsonl"),
+    );
+    expect(row!.test_id).toBe("greet");
+    expect(row!.attempts.planned).toBeGreaterThanOrEqual(2);
+    expect(row!.attempts.planned).toBeLessThanOrEqual(3);
+    const cs = JSON.parse(readFileSync(path.join(bundle, row!.result_dir, "summary.json"), "utf8"));
+    expect(cs.repeat).toEqual({ min: 2, max: 3 });
+    expect(gh.reactions.filter((y) => y.commentId === comment.id).map((y) => y.content)[0]).toBe("eyes");
+    expect(sticky(gh)[0]!.body).toContain("`/evalgate run --repeat 2..3 --test greet`");
+  });
+
   it.each([
     ["a reader", { user: "reader" }, "only people with write access"],
     [

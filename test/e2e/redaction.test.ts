@@ -294,3 +294,84 @@ tests:
     }
   });
 });
+
+/**
+ * A passed-through value that is a word evalgate itself writes (`MODE=pass`): masked wherever an
+ * agent or scorer could have put it, never in evalgate's own structure (verdicts, statuses, keys,
+ * identities, the bundle's paths), so the run, its table, its reports and a later report all work.
+ */
+describe("redaction of a secret that is a common word", async () => {
+  const dir = tempDir();
+  writeFiles(dir, {
+    "project/a.txt": "a\n",
+    "agent.sh": `#!/bin/sh
+echo "mode is $MODE"
+echo "$MODE" > mode.txt
+`,
+    "w.eval.yaml": `name: pass
+targets:
+  - name: agent
+    provider: command
+    command: ["./agent.sh"]
+    env_passthrough: [MODE]
+workspace:
+  seed: { path: project }
+tests:
+  - id: pass-one
+    instruction: write mode.txt
+    scorers:
+      - { name: wrote, type: command, run: 'echo "scorer says $(cat mode.txt)"; test -s mode.txt' }
+`,
+  });
+  chmodSync(path.join(dir, "agent.sh"), 0o755);
+  const out = path.join(dir, "bundle");
+  const result = await runCliAsync(["run", ".", "--out", out], dir, { MODE: "pass" });
+
+  it("runs to a passing gate: verdicts, statuses and the table are evalgate's own words", () => {
+    expect(result.stderr).not.toContain("internal error");
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    expect(result.stdout).toContain("· passed ·");
+    expect(result.stdout).toMatch(/✓ pass +pass\/pass-one +agent +1\/1/);
+    expect(result.stdout).toContain("✓ gate passed");
+    expect(result.stdout + result.stderr).toContain(
+      "note: MODE is passed through and its value is a plain word: it is masked as *** wherever it appears",
+    );
+    const [row] = readJsonl<Record<string, unknown> & { result_dir: string; runs: { dir: string }[] }>(
+      path.join(out, "index.jsonl"),
+    );
+    expect(row).toMatchObject({ verdict: "pass", classification: "stable_pass", test_id: "pass-one" });
+    expect(Object.keys(row!)).toContain("mean_pass_rate");
+    expect(Object.keys(row!.attempts as object)).toContain("passed");
+    expect(statSync(path.join(out, row!.result_dir)).isDirectory()).toBe(true);
+    const r = readJson<{ status: string; files: { prompt: string } }>(
+      path.join(out, row!.runs[0]!.dir, "result.json"),
+    );
+    expect(r.status).toBe("passed");
+    const g = readJson<{ passed: boolean; scorers: { state: string; passed: boolean }[] }>(
+      path.join(out, row!.runs[0]!.dir, "grading.json"),
+    );
+    expect(g.scorers[0]).toMatchObject({ state: "complete", passed: true });
+    const summary = readJson<{ gate: { verdict: string }; counts: Record<string, number> }>(
+      path.join(out, "summary.json"),
+    );
+    expect(summary.gate.verdict).toBe("pass");
+    expect(summary.counts.passed).toBe(1);
+    expect(readFileSync(path.join(out, "comment.md"), "utf8")).toContain("1 passed");
+  });
+
+  it("still masks the value where the agent and the scorer put it", () => {
+    const runDir = path.join(
+      out,
+      readJsonl<{ runs: { dir: string }[] }>(path.join(out, "index.jsonl"))[0]!.runs[0]!.dir,
+    );
+    expect(readFileSync(path.join(runDir, "agent.log"), "utf8")).toBe("mode is ***\n");
+    expect(readFileSync(path.join(runDir, "scorers/wrote.log"), "utf8")).toContain("scorer says ***");
+    expect(readFileSync(path.join(runDir, "diff.patch"), "utf8")).toContain("+***\n");
+  });
+
+  it("reads back: report renders the bundle", () => {
+    const r = runCli(["report", out, "--format", "markdown"], dir);
+    expect(r.stderr).not.toContain("internal error");
+    expect(r.stdout).toContain("1 passed");
+  });
+});

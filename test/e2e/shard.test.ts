@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ROOT, readJson, readJsonl, runCli, tempDir } from "../helpers.js";
+import { ROOT, readJson, readJsonl, runCli, tempDir, writeFiles } from "../helpers.js";
 
 interface Row {
   test_id: string;
@@ -74,5 +74,52 @@ describe("--shard and merge", () => {
     const bad = runCli(["run", "examples/quickstart", "--shard", "4/3"], ROOT);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("--shard takes I/N with 1 <= I <= N");
+  });
+});
+
+describe("merge keeps what the agents ran under", () => {
+  it("the merged summary and comment carry the weakest isolation of the shards, with its reason", () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      "project/a.txt": "a\n",
+      "iso.eval.yaml": `name: iso
+targets:
+  - name: agent
+    provider: command
+    command: ["sh", "-c", "echo done > done.txt"]
+workspace:
+  seed: { path: project }
+tests:
+  - id: one
+    instruction: write done.txt
+    scorers: [{ name: done, type: file, path: done.txt, exists: true }]
+  - id: two
+    instruction: write done.txt
+    scorers: [{ name: done, type: file, path: done.txt, exists: true }]
+`,
+    });
+    const s1 = runCli(["run", ".", "--shard", "1/2", "--out", "s1"], dir);
+    // The second shard's runner cannot do better than a subreaper (as on a runner without bubblewrap).
+    const s2 = runCli(["run", ".", "--shard", "2/2", "--out", "s2"], dir, {
+      EVALGATE_ISOLATION: "subreaper",
+    });
+    expect(s1.code, s1.stderr).toBe(0);
+    expect(s2.code, s2.stderr).toBe(0);
+    type Iso = { isolation?: { level: string | null; reason: string | null; targets: unknown[] } };
+    const weak = readJson<Iso>(path.join(dir, "s2/summary.json")).isolation!;
+    expect(weak.level).toBe("subreaper");
+    expect(readJsonl(path.join(dir, "s2/index.jsonl"))).toHaveLength(1);
+
+    const m = runCli(["merge", "s1", "s2", "--out", "merged"], dir);
+    expect(m.code, m.stderr).toBe(0);
+    const merged = readJson<Iso>(path.join(dir, "merged/summary.json")).isolation;
+    expect(merged).toEqual({
+      level: "subreaper",
+      reason: weak.reason,
+      targets: [{ name: "agent", level: "subreaper", reason: weak.reason }],
+    });
+    expect(readFileSync(path.join(dir, "merged/comment.md"), "utf8")).toContain("**Isolation: subreaper**");
+    // The merged bundle's seal covers what merge wrote.
+    expect(runCli(["report", "merged", "--format", "markdown"], dir).code).toBe(0);
   });
 });

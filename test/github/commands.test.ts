@@ -15,7 +15,16 @@ describe("parseCommand", () => {
       "/evalgate run --repeat 0",
       { kind: "invalid", error: expect.stringContaining("--repeat must be a whole number") },
     ],
-    ["/evalgate run --repeat 3..10", { kind: "invalid", error: expect.stringContaining("adaptive repeats") }],
+    ["/evalgate run --repeat 3..10", { kind: "run", repeat: { min: 3, max: 10 } }],
+    ["/evalgate run --repeat=2..4", { kind: "run", repeat: { min: 2, max: 4 } }],
+    [
+      "/evalgate run --repeat 5..2",
+      { kind: "invalid", error: expect.stringContaining("--repeat MIN..MAX needs 1 <= MIN <= MAX") },
+    ],
+    [
+      "/evalgate run --repeat 99999999999",
+      { kind: "invalid", error: expect.stringContaining("--repeat must be at most") },
+    ],
     ["/evalgate run --repet 3", { kind: "invalid", error: 'unknown option "--repet"' }],
     ["/evalgate run --test", { kind: "invalid", error: "--test needs a value" }],
     ["/evalgate deploy", { kind: "invalid", error: 'unknown command "deploy"' }],

@@ -3,7 +3,7 @@
  * instruction.md, environment/Dockerfile, tests/test.sh writing a reward file or a CTRF report,
  * solution/solve.sh); the imported suite must pass `validate --solvable`.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli, tempDir, writeFiles } from "../helpers.js";
@@ -147,5 +147,35 @@ describe("evalgate import harbor", () => {
     expect(bad.stderr).toContain(
       "tests[0].reference.script: reference script suite/harbor/sum/gone.sh does not exist",
     );
+  });
+});
+
+describe("evalgate import --out", () => {
+  it("refuses a folder that is not empty, as run --out does; an empty one is fine", () => {
+    const dir = tempDir();
+    tasks(dir);
+    writeFiles(dir, { "suite/keep.txt": "mine\n", afile: "x\n" });
+    const r = runCli(["import", "harbor", "tasks/greet", "--out", "suite"], dir);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("--out suite exists and is not empty");
+    expect(r.stderr).toContain("give a new folder, or remove this one");
+    expect(r.stderr).not.toContain("    at ");
+    expect(readFileSync(path.join(dir, "suite/keep.txt"), "utf8")).toBe("mine\n");
+    expect(existsSync(path.join(dir, "suite/harbor.eval.yaml"))).toBe(false);
+
+    // A second import into the same folder would mix two imports: refused too.
+    expect(runCli(["import", "harbor", "tasks/greet", "--out", "fresh"], dir).code).toBe(0);
+    const again = runCli(["import", "harbor", "tasks/sum", "--out", "fresh"], dir);
+    expect(again.code).toBe(2);
+    expect(readFileSync(path.join(dir, "fresh/harbor.eval.yaml"), "utf8")).toContain("greet");
+    expect(readFileSync(path.join(dir, "fresh/harbor.eval.yaml"), "utf8")).not.toContain("id: sum");
+
+    const file = runCli(["import", "harbor", "tasks/greet", "--out", "afile"], dir);
+    expect(file.code).toBe(2);
+    expect(file.stderr).toContain("--out afile is a file, not a folder");
+
+    mkdirSync(path.join(dir, "empty"));
+    expect(runCli(["import", "harbor", "tasks/greet", "--out", "empty"], dir).code).toBe(0);
+    expect(existsSync(path.join(dir, "empty/harbor.eval.yaml"))).toBe(true);
   });
 });

@@ -2,6 +2,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { structural } from "../../src/bundle/write.js";
 import { CappedLog } from "../../src/sandbox/log.js";
 import { MASK, Redactor, secretForms } from "../../src/sandbox/redact.js";
 import { tempDir, writeFiles } from "../helpers.js";
@@ -78,9 +79,24 @@ describe("Redactor", () => {
     expect(out).toEqual(Buffer.concat([Buffer.from([0, 255, 1]), Buffer.from("é *** ü"), Buffer.from([0])]));
   });
 
-  it("redacts every string of a JSON value, keys included, and leaves numbers", () => {
+  it("redacts every string value of a JSON value, never a key, and leaves numbers", () => {
     const v = { [SECRET]: [SECRET, 1234, null, { deep: `x${SECRET}` }], n: 5 };
-    expect(r.deep(v)).toEqual({ "***": ["***", 1234, null, { deep: "x***" }], n: 5 });
+    expect(r.deep(v)).toEqual({ [SECRET]: ["***", 1234, null, { deep: "x***" }], n: 5 });
+  });
+
+  it("leaves the values `keep` names as structure, by the keys leading to them", () => {
+    const common = new Redactor(["pass"]);
+    const v = {
+      verdict: "pass",
+      reason: "1 of 1 attempt passed",
+      runs: [{ status: "passed", message: "pass" }],
+    };
+    const keep = (keys: readonly string[]) => ["verdict", "status"].includes(keys.at(-1)!);
+    expect(common.deep(v, keep)).toEqual({
+      verdict: "pass",
+      reason: "1 of 1 attempt ***ed",
+      runs: [{ status: "passed", message: "***" }],
+    });
   });
 
   it("rewrites only the files that hold a secret", async () => {
@@ -156,5 +172,26 @@ describe("secretForms", () => {
     expect(forms[0]).toBe("abcdefghijkl");
     expect(forms.every((f) => f.length >= 4)).toBe(true);
     expect(forms).toContain(Buffer.from("abcdefghijkl").toString("base64"));
+  });
+});
+
+describe("the bundle writer's structure", () => {
+  it.each([
+    [["verdict"], true],
+    [["runs", "status"], true],
+    [["result_dir"], true],
+    [["files", "scorer_logs", "my scorer"], true],
+    [["reason"], false],
+    [["message"], false],
+    [["agent", "error"], false],
+    [["diff", "files", "path"], false],
+    [["scorers", "details", "tests", "name"], false],
+    [["scorers", "details", "failing", "outcome"], false],
+    [["scorers", "name"], true],
+    [["usage", "model"], false],
+    [["agent", "model"], true],
+    [["usage", "cost_source"], true],
+  ])("%j is structure: %s", (keys, want) => {
+    expect(structural(keys)).toBe(want);
   });
 });
