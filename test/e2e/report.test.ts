@@ -62,7 +62,9 @@ describe("reports of a real run against a baseline", () => {
     expect(head.code).toBe(1);
     const md = read("comment.md");
     expect(md.split("\n")[0]).toBe("<!-- evalgate:comment key=default -->");
-    expect(md).toContain("## ❌ evalgate — gate failed: 1 regression, 1 errored case");
+    // 2/2 → 0/2 over 4 compared cases is not significant (gate.regressions.evidence: significant,
+    // the default): the headline counts what the gate counts, and calls the flip a possible one.
+    expect(md).toContain("## ❌ evalgate — gate failed: 1 errored case, 1 possible regression");
     expect(md).toMatch(/\| ❌ fail \| regress \| bot \| 0\/2 · 0 % \| 2\/2 · \*\*regressed\*\* · −100 pp/);
     expect(md).toMatch(/\| ❌ fail \| flaky \| bot \| 1\/2 · 50 % \| 1\/2 \| flaky \|/);
     expect(md).toMatch(/\| ❗ error \| crash \| bot \| 0\/0 \(2 errors\) \|/);
