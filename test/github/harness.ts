@@ -144,3 +144,38 @@ export async function runStep(o: StepOptions): Promise<ActionRun> {
     summary: existsSync(summaryFile) ? readFileSync(summaryFile, "utf8") : "",
   };
 }
+
+/**
+ * The environment of an action step on a push to main, for tests that call run() in-process: the
+ * runner's variables, the action's defaults, and `inputs` (by input name) on top.
+ */
+export function pushStepEnv(workspace: string, inputs: Record<string, string>): NodeJS.ProcessEnv {
+  const dir = tempDir("evalgate-step-");
+  const eventPath = path.join(dir, "event.json");
+  const sha = "0".repeat(40);
+  writeFileSync(eventPath, JSON.stringify({ ...examplePayload("push"), ref: "refs/heads/main", after: sha }));
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: tempDir("evalgate-home-"),
+    CI: "true",
+    GITHUB_ACTIONS: "true",
+    GITHUB_EVENT_NAME: "push",
+    GITHUB_EVENT_PATH: eventPath,
+    GITHUB_REPOSITORY: "o/r",
+    GITHUB_REPOSITORY_OWNER: "o",
+    GITHUB_SHA: sha,
+    GITHUB_REF: "refs/heads/main",
+    GITHUB_RUN_ID: "1",
+    GITHUB_RUN_ATTEMPT: "1",
+    GITHUB_WORKSPACE: workspace,
+    RUNNER_TEMP: tempDir("evalgate-runner-temp-"),
+    "INPUT_GITHUB-TOKEN": "",
+    INPUT_COMMENT: "off",
+    INPUT_BASELINE: "",
+    "INPUT_ARTIFACT-NAME": "evalgate",
+    "INPUT_RETENTION-DAYS": "1",
+    "INPUT_CHECK-NAME": "",
+  };
+  for (const [k, v] of Object.entries(inputs)) env[`INPUT_${k.toUpperCase()}`] = v;
+  return env;
+}

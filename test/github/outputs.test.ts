@@ -9,39 +9,9 @@ import type { ArtifactStore } from "../../src/github/artifact.js";
 import { ActionsLogger } from "../../src/github/io.js";
 import { run } from "../../src/github/main.js";
 import { gitRepo, sh, tempDir } from "../helpers.js";
-import { examplePayload } from "./harness.js";
+import { pushStepEnv } from "./harness.js";
 
 const uploads: ArtifactStore = { upload: async () => ({ id: 1, size: 0 }) };
-
-function actionEnv(workspace: string, evals: string): NodeJS.ProcessEnv {
-  const dir = tempDir("evalgate-step-");
-  const eventPath = path.join(dir, "event.json");
-  const sha = "0".repeat(40);
-  writeFileSync(eventPath, JSON.stringify({ ...examplePayload("push"), ref: "refs/heads/main", after: sha }));
-  return {
-    PATH: process.env.PATH,
-    HOME: tempDir("evalgate-home-"),
-    CI: "true",
-    GITHUB_ACTIONS: "true",
-    GITHUB_EVENT_NAME: "push",
-    GITHUB_EVENT_PATH: eventPath,
-    GITHUB_REPOSITORY: "o/r",
-    GITHUB_REPOSITORY_OWNER: "o",
-    GITHUB_SHA: sha,
-    GITHUB_REF: "refs/heads/main",
-    GITHUB_RUN_ID: "1",
-    GITHUB_RUN_ATTEMPT: "1",
-    GITHUB_WORKSPACE: workspace,
-    RUNNER_TEMP: tempDir("evalgate-runner-temp-"),
-    "INPUT_GITHUB-TOKEN": "",
-    INPUT_COMMENT: "off",
-    INPUT_BASELINE: "",
-    INPUT_EVALS: evals,
-    "INPUT_ARTIFACT-NAME": "evalgate",
-    "INPUT_RETENTION-DAYS": "1",
-    "INPUT_CHECK-NAME": "",
-  };
-}
 
 /** GITHUB_OUTPUT's `name<<delimiter\nvalue\ndelimiter` records. */
 function outputsOf(file: string): Record<string, string> {
@@ -87,7 +57,7 @@ tests:
     });
     sh("chmod +x evals/agent.sh && git add -A && git commit -qm agent", repo);
     const code = await run({
-      env: actionEnv(repo, "evals"),
+      env: pushStepEnv(repo, { evals: "evals" }),
       artifacts: uploads,
       logger: new ActionsLogger(),
     });

@@ -10,40 +10,9 @@ import type { ArtifactStore } from "../../src/github/artifact.js";
 import { ActionsLogger } from "../../src/github/io.js";
 import { run } from "../../src/github/main.js";
 import { gitRepo, ROOT, tempDir } from "../helpers.js";
-import { examplePayload } from "./harness.js";
+import { pushStepEnv } from "./harness.js";
 
 const uploads: ArtifactStore = { upload: async () => ({ id: 1, size: 0 }) };
-
-function actionEnv(workspace: string, inputs: Record<string, string>): NodeJS.ProcessEnv {
-  const dir = tempDir("evalgate-step-");
-  const eventPath = path.join(dir, "event.json");
-  const sha = "0".repeat(40);
-  writeFileSync(eventPath, JSON.stringify({ ...examplePayload("push"), ref: "refs/heads/main", after: sha }));
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    HOME: tempDir("evalgate-home-"),
-    CI: "true",
-    GITHUB_ACTIONS: "true",
-    GITHUB_EVENT_NAME: "push",
-    GITHUB_EVENT_PATH: eventPath,
-    GITHUB_REPOSITORY: "o/r",
-    GITHUB_REPOSITORY_OWNER: "o",
-    GITHUB_SHA: sha,
-    GITHUB_REF: "refs/heads/main",
-    GITHUB_RUN_ID: "1",
-    GITHUB_RUN_ATTEMPT: "1",
-    GITHUB_WORKSPACE: workspace,
-    RUNNER_TEMP: tempDir("evalgate-runner-temp-"),
-    "INPUT_GITHUB-TOKEN": "",
-    INPUT_COMMENT: "off",
-    INPUT_BASELINE: "",
-    "INPUT_ARTIFACT-NAME": "evalgate",
-    "INPUT_RETENTION-DAYS": "1",
-    "INPUT_CHECK-NAME": "",
-  };
-  for (const [k, v] of Object.entries(inputs)) env[`INPUT_${k.toUpperCase()}`] = v;
-  return env;
-}
 
 describe("a failed step", () => {
   let out: string;
@@ -72,7 +41,7 @@ describe("a failed step", () => {
     const repo = gitRepo({ "README.md": "x\n" });
     cpSync(path.join(ROOT, "examples/quickstart"), path.join(repo, "evals/quickstart"), { recursive: true });
     cpSync(path.join(ROOT, "examples/agents"), path.join(repo, "evals/agents"), { recursive: true });
-    const env = actionEnv(repo, { evals: "evals/quickstart", target: "noop" });
+    const env = pushStepEnv(repo, { evals: "evals/quickstart", target: "noop" });
     const code = await run({ env, artifacts: uploads, logger: new ActionsLogger() });
     expect(code).toBe(1);
     // Set by core.setFailed inside run(), not by the entry point's use of the return value.
@@ -82,7 +51,7 @@ describe("a failed step", () => {
 
   it("bad input fails the step too, naming the input", async () => {
     const repo = gitRepo({ "README.md": "x\n" });
-    const env = actionEnv(repo, { evals: "no/such/folder" });
+    const env = pushStepEnv(repo, { evals: "no/such/folder" });
     const code = await run({ env, artifacts: uploads, logger: new ActionsLogger() });
     expect(code).toBe(2);
     expect(process.exitCode).toBe(1);

@@ -11,6 +11,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { recordRequest } from "./recorded.js";
 
 export type Block =
   | { type: "text"; text: string }
@@ -152,21 +153,8 @@ export async function startAnthropicServer(opts: {
 }): Promise<AnthropicServer> {
   const requests: RecordedRequest[] = [];
   const server = createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    let body: RecordedRequest["body"] = null;
-    try {
-      body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
-    } catch {
-      body = null;
-    }
-    const rec: RecordedRequest = {
-      method: req.method ?? "",
-      path: req.url ?? "",
-      headers: req.headers,
-      body,
-      step: null,
-    };
+    const rec: RecordedRequest = await recordRequest<NonNullable<RecordedRequest["body"]>>(req);
+    const body = rec.body;
     requests.push(rec);
     const url = new URL(req.url ?? "/", "http://x");
     if (req.method === "HEAD" || (req.method === "GET" && url.pathname === "/")) {

@@ -9,6 +9,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { recordRequest } from "./recorded.js";
 
 export type Part = { text: string } | { functionCall: { name: string; args: Record<string, unknown> } };
 
@@ -66,21 +67,8 @@ export async function startGeminiServer(opts: {
 }): Promise<GeminiServer> {
   const requests: RecordedRequest[] = [];
   const server = createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    let body: RecordedRequest["body"] = null;
-    try {
-      body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
-    } catch {
-      body = null;
-    }
-    const rec: RecordedRequest = {
-      method: req.method ?? "",
-      path: req.url ?? "",
-      headers: req.headers,
-      body,
-      step: null,
-    };
+    const rec: RecordedRequest = await recordRequest<NonNullable<RecordedRequest["body"]>>(req);
+    const body = rec.body;
     requests.push(rec);
     const url = new URL(req.url ?? "/", "http://x");
     const m = /^\/v1beta\/models\/([^:/]+):(\w+)$/.exec(url.pathname);

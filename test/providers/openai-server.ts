@@ -10,6 +10,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { recordRequest } from "./recorded.js";
 
 export type OutputItem =
   | { type: "message"; text: string }
@@ -127,21 +128,8 @@ export async function startOpenAIServer(opts: {
 }): Promise<OpenAIServer> {
   const requests: RecordedRequest[] = [];
   const server = createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    let body: RecordedRequest["body"] = null;
-    try {
-      body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
-    } catch {
-      body = null;
-    }
-    const rec: RecordedRequest = {
-      method: req.method ?? "",
-      path: req.url ?? "",
-      headers: req.headers,
-      body,
-      step: null,
-    };
+    const rec: RecordedRequest = await recordRequest<NonNullable<RecordedRequest["body"]>>(req);
+    const body = rec.body;
     requests.push(rec);
     const url = new URL(req.url ?? "/", "http://x");
     if (req.method !== "POST" || !url.pathname.endsWith("/responses")) {
