@@ -1,6 +1,6 @@
 /** Shared helpers for tests: temp folders, real git repositories, running the built CLI. */
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -148,4 +148,21 @@ export function usage(u: Partial<Usage> = {}): Usage {
     agentVersion: null,
     ...u,
   };
+}
+
+/** Running processes whose command line contains `needle` (zombies excluded). */
+export function running(needle: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      if (stat.slice(stat.lastIndexOf(")") + 2)[0] === "Z") continue;
+      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").replaceAll("\0", " ").includes(needle))
+        found.push(Number(entry));
+    } catch {
+      // gone
+    }
+  }
+  return found;
 }

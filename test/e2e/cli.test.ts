@@ -1,7 +1,7 @@
-import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { gitRepo, ROOT, readJson, readJsonl, runCli, sh, tempDir, writeFiles } from "../helpers.js";
+import { gitRepo, ROOT, readJson, readJsonl, runCli, running, sh, tempDir, writeFiles } from "../helpers.js";
 
 interface Row {
   test_id: string;
@@ -18,23 +18,6 @@ interface Row {
     grading_path: string | null;
     diff_path: string | null;
   }[];
-}
-
-/** Running processes whose command line contains `needle` (zombies excluded). */
-function running(needle: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      if (stat.slice(stat.lastIndexOf(")") + 2)[0] === "Z") continue;
-      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").replaceAll("\0", " ").includes(needle))
-        found.push(Number(entry));
-    } catch {
-      // gone
-    }
-  }
-  return found;
 }
 
 describe("evalgate run on the quickstart example", () => {

@@ -4,27 +4,10 @@
  * and exits 130 / 143.
  */
 import { spawn } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { CLI, gitRepo, readJson, readJsonl, runCli, sh, tempDir } from "../helpers.js";
-
-/** Running processes whose command line contains `needle` (zombies excluded). */
-function running(needle: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      if (stat.slice(stat.lastIndexOf(")") + 2)[0] === "Z") continue;
-      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").replaceAll("\0", " ").includes(needle))
-        found.push(Number(entry));
-    } catch {
-      // gone
-    }
-  }
-  return found;
-}
+import { CLI, gitRepo, readJson, readJsonl, runCli, running, sh, tempDir } from "../helpers.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -10,8 +10,7 @@
  * text answer and do not advance the script.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
-import { recordRequest } from "./recorded.js";
+import { listenOnLoopback, recordRequest } from "./recorded.js";
 
 export type Block =
   | { type: "text"; text: string }
@@ -205,16 +204,9 @@ export async function startAnthropicServer(opts: {
     if (!body.stream) return sendError(res, 400, "invalid_request_error", "this server only streams");
     streamTurn(res, body.model, reply);
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    ...(await listenOnLoopback(server)),
     requests,
     mainRequests: () => requests.filter((r) => r.step !== null),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
   };
 }

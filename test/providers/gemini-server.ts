@@ -8,8 +8,7 @@
  * not advance the script.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
-import { recordRequest } from "./recorded.js";
+import { listenOnLoopback, recordRequest } from "./recorded.js";
 
 export type Part = { text: string } | { functionCall: { name: string; args: Record<string, unknown> } };
 
@@ -108,16 +107,9 @@ export async function startGeminiServer(opts: {
     res.writeHead(200, { "content-type": "application/json" });
     res.end(JSON.stringify(chunk(model, turn)));
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    ...(await listenOnLoopback(server)),
     requests,
     mainRequests: () => requests.filter((r) => r.step !== null),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
   };
 }

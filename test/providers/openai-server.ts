@@ -9,8 +9,7 @@
  * falls back to SSE over HTTP.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
-import { recordRequest } from "./recorded.js";
+import { listenOnLoopback, recordRequest } from "./recorded.js";
 
 export type OutputItem =
   | { type: "message"; text: string }
@@ -147,16 +146,9 @@ export async function startOpenAIServer(opts: {
     if (!turn) return sendError(res, 500, `the test server's script has no step ${step}`);
     streamTurn(res, body.model, turn);
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    ...(await listenOnLoopback(server)),
     requests,
     mainRequests: () => requests.filter((r) => r.step !== null),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
   };
 }

@@ -1,5 +1,6 @@
 /** What the scripted model servers keep of each request: its line, headers and JSON body. */
-import type { IncomingMessage } from "node:http";
+import type { IncomingMessage, Server } from "node:http";
+import type { AddressInfo } from "node:net";
 
 export interface Recorded<Body> {
   method: string;
@@ -22,4 +23,18 @@ export async function recordRequest<Body>(req: IncomingMessage): Promise<Recorde
     body = null;
   }
   return { method: req.method ?? "", path: req.url ?? "", headers: req.headers, body, step: null };
+}
+
+/** Starts `server` on a free loopback port; `close` also ends the connections an agent kept open. */
+export async function listenOnLoopback(server: Server): Promise<{ url: string; close: () => Promise<void> }> {
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }
