@@ -18,7 +18,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import os from "node:os";
 import path from "node:path";
 import { MemoryLogger } from "../lib/log.js";
-import { runEvals } from "../lib/pipeline.js";
+import { runEvals } from "../lib/pipeline/run.js";
 import { SilentProgress } from "../lib/report/console.js";
 import { ChildProcessRunner } from "../lib/sandbox/process.js";
 

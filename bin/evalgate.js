@@ -5,6 +5,6 @@ if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
   const { VERSION } = await import("../lib/version.js");
   process.stdout.write(`${VERSION}\n`);
 } else {
-  const { main } = await import("../lib/cli.js");
+  const { main } = await import("../lib/cli/main.js");
   process.exitCode = await main(args);
 }

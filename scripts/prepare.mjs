@@ -14,7 +14,7 @@ let tsc;
 try {
   tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
 } catch {
-  const built = existsSync("lib/cli.js");
+  const built = existsSync("lib/cli/main.js");
   process.stderr.write(
     `evalgate prepare: typescript is not installed (a devDependency), so lib/ was not built${built ? "; the existing lib/ is used" : ": run npm install (with devDependencies) and npm run build to use the CLI from this clone"}\n`,
   );

@@ -5,7 +5,7 @@
 import { existsSync } from "node:fs";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { UsageError } from "./config/errors.js";
+import { UsageError } from "./errors.js";
 
 export const INIT_AGENTS = ["claude-code", "codex", "gemini-cli", "command"] as const;
 export type InitAgent = (typeof INIT_AGENTS)[number];

@@ -5,8 +5,9 @@
 import { constants } from "node:fs";
 import { copyFile, lstat, mkdir, readdir, realpath, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { CLI_NAMING, type OptionNaming } from "../config/args.js";
-import { UsageError } from "../config/errors.js";
+import { CLI_NAMING } from "../cli/args.js";
+import type { OptionNaming } from "../config/options.js";
+import { UsageError } from "../errors.js";
 import { isWithin } from "../paths.js";
 import type { ReportView } from "../report/view.js";
 import { ISOLATION_LEVELS, type IsolationLevel, weakerLevel } from "../sandbox/isolation.js";

@@ -6,7 +6,7 @@
  */
 import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
-import { UsageError } from "../config/errors.js";
+import { UsageError } from "../errors.js";
 import { RefusedFile, readConfined } from "./files.js";
 import { checkSeal, SUMMARY_CAP_BYTES, SUMMARY_FILE } from "./seal.js";
 import { SUMMARY_SCHEMA, type WireIndexRow, type WireSummary } from "./wire.js";

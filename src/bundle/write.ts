@@ -2,9 +2,10 @@
 import { createHash } from "node:crypto";
 import { mkdir, readdir, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { CLI_NAMING, type OptionNaming } from "../config/args.js";
-import { UsageError } from "../config/errors.js";
+import { CLI_NAMING } from "../cli/args.js";
+import type { OptionNaming } from "../config/options.js";
 import type { CaseSpec, Identity } from "../config/types.js";
+import { UsageError } from "../errors.js";
 import type { CaseDecision } from "../gate/case.js";
 import type { CaseChange } from "../gate/compare.js";
 import type { AttemptResult } from "../run/types.js";

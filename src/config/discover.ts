@@ -2,7 +2,7 @@
 import { stat } from "node:fs/promises";
 import path from "node:path";
 import { glob, isDynamicPattern } from "tinyglobby";
-import { ConfigError } from "./errors.js";
+import { ConfigError } from "../errors.js";
 
 export const EVAL_FILE_GLOB = "**/*.eval.{yaml,yml}";
 export const SKIPPED_FOLDERS = ["**/.git/**", "**/node_modules/**", "**/.evalgate/**"];

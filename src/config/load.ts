@@ -5,7 +5,7 @@
 import { readFile } from "node:fs/promises";
 import { type Document, isMap, isPair, isScalar, LineCounter, type Node, parseDocument } from "yaml";
 import { z } from "zod";
-import { type ConfigProblem, didYouMean, type ProblemList } from "./errors.js";
+import { type ConfigProblem, didYouMean, type ProblemList } from "../errors.js";
 import { SLUG_RULE, suggestSlug } from "./schema.js";
 
 export type PathKey = string | number;

@@ -8,11 +8,10 @@ import os from "node:os";
 import path from "node:path";
 import picomatch from "picomatch";
 import { glob } from "tinyglobby";
+import { CLI_NAMING } from "../cli/args.js";
+import { type ConfigProblem, didYouMean, ProblemList, UsageError } from "../errors.js";
 import { undetectableAdvice } from "../gate/adaptive.js";
 import { isWithin } from "../paths.js";
-import { deniedVariable, EVALGATE_VARIABLES } from "../sandbox/env.js";
-import { scorerFor } from "../scorers/index.js";
-import { CLI_NAMING, type OptionNaming } from "./args.js";
 import {
   AGENT_PLACEHOLDERS,
   evalDirProgram,
@@ -26,10 +25,11 @@ import {
   unquotablePlaceholders,
   usesPlaceholder,
   WORKSPACE_PLACEHOLDERS,
-} from "./commands.js";
+} from "../sandbox/commands.js";
+import { deniedVariable, EVALGATE_VARIABLES } from "../sandbox/env.js";
+import { scorerFor } from "../scorers/index.js";
 import { discoverEvalFiles } from "./discover.js";
 import { parseDuration } from "./duration.js";
-import { type ConfigProblem, didYouMean, ProblemList, UsageError } from "./errors.js";
 import {
   filePath,
   keyPath,
@@ -41,6 +41,7 @@ import {
   validateSalvaged,
   type YamlSource,
 } from "./load.js";
+import type { OptionNaming } from "./options.js";
 import {
   caseFileSchema,
   type EvalFileInput,

@@ -4,8 +4,8 @@
  * Keys are snake_case, as users type them; `plan.ts` turns the validated file into camelCase.
  */
 import { z } from "zod";
-import { MAX_CONCURRENCY, MAX_REPEAT } from "./args.js";
 import { DURATION_PATTERN, DURATION_RANGE, durationInRange } from "./duration.js";
+import { MAX_CONCURRENCY, MAX_REPEAT } from "./options.js";
 import { SIZE_PATTERN } from "./size.js";
 
 export const duration = z

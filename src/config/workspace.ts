@@ -5,7 +5,7 @@
 import { stat } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { toCommand, unknownPlaceholders, WORKSPACE_PLACEHOLDERS } from "./commands.js";
+import { toCommand, unknownPlaceholders, WORKSPACE_PLACEHOLDERS } from "../sandbox/commands.js";
 import { keyPath, lineOf, type PathKey, type YamlSource } from "./load.js";
 import type { WorkspaceInput } from "./schema.js";
 import { parseSize } from "./size.js";

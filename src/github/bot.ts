@@ -10,11 +10,11 @@ import path from "node:path";
 import picomatch from "picomatch";
 import { type Bundle, rowKey } from "../bundle/read.js";
 import type { WireIndexRow } from "../bundle/wire.js";
-import { UsageError } from "../config/errors.js";
 import { loadPlan } from "../config/plan.js";
 import type { GateInput } from "../config/schema.js";
+import { UsageError } from "../errors.js";
 import type { Logger } from "../log.js";
-import type { RunOptions } from "../pipeline.js";
+import type { RunOptions } from "../pipeline/run.js";
 import {
   gateChangeSection,
   type QuarantineBlock,

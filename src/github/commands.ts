@@ -3,9 +3,9 @@
  * counts: lines in quotes (`> …`), fenced or indented code blocks are someone else's words or an
  * example, not a request.
  */
-import { parseRepeat } from "../config/args.js";
-import { UsageError } from "../config/errors.js";
+import { parseRepeat } from "../cli/args.js";
 import type { RepeatSetting } from "../config/types.js";
+import { UsageError } from "../errors.js";
 
 export interface RunCommand {
   kind: "run";

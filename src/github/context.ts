@@ -4,7 +4,7 @@
  * fixed when the module is imported and reports the merge commit on pull requests.
  */
 import { readFileSync } from "node:fs";
-import { UsageError } from "../config/errors.js";
+import { UsageError } from "../errors.js";
 
 export interface PullRequestInfo {
   number: number;

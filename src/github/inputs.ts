@@ -4,17 +4,17 @@
  * input, before anything runs.
  */
 import path from "node:path";
-import {
-  ACTION_NAMING,
-  parseConcurrency,
-  parsePositiveInt,
-  parseRepeat,
-  parseShard,
-  splitList,
-} from "../config/args.js";
-import { UsageError } from "../config/errors.js";
-import type { RunOptions } from "../pipeline.js";
+import { parseConcurrency, parsePositiveInt, parseRepeat, parseShard, splitList } from "../cli/args.js";
+import type { OptionNaming } from "../config/options.js";
+import { UsageError } from "../errors.js";
+import type { RunOptions } from "../pipeline/run.js";
 import { DEFAULT_QUARANTINE_FILE } from "./quarantine.js";
+
+/** How the action spells the options in the core's messages: an action user never typed a flag. */
+export const ACTION_NAMING: OptionNaming = {
+  given: (option, value) => `input ${option}: ${value}`,
+  filters: "the target / test / tag inputs",
+};
 
 export const COMMENT_MODES = ["always", "changes", "failures", "off"] as const;
 export type CommentMode = (typeof COMMENT_MODES)[number];

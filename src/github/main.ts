@@ -10,7 +10,7 @@ import { loadReportView } from "../bundle/report-view.js";
 import { REPORT_FILES } from "../bundle/reports.js";
 import { sealBundle } from "../bundle/seal.js";
 import { writeJson } from "../bundle/write.js";
-import { ConfigError, EXIT, UsageError } from "../config/errors.js";
+import { ConfigError, EXIT, UsageError } from "../errors.js";
 import {
   COMMENT_MAX_CHARS,
   type CommentOptions,

@@ -11,10 +11,9 @@ import { mergeBundles } from "../bundle/merge.js";
 import { type Bundle, bundleErrorAsUsage, readBundleAs } from "../bundle/read.js";
 import type { WireSummary } from "../bundle/wire.js";
 import { defaultBundleDir } from "../bundle/write.js";
-import { ACTION_NAMING } from "../config/args.js";
-import { UsageError } from "../config/errors.js";
+import { UsageError } from "../errors.js";
 import type { Logger } from "../log.js";
-import { newRunId, planRun, type RunOptions, runEvals } from "../pipeline.js";
+import { newRunId, planRun, type RunOptions, runEvals } from "../pipeline/run.js";
 import { LineProgress } from "../report/console.js";
 import type { ReportView } from "../report/view.js";
 import { SignalInterrupt } from "../run/interrupt.js";
@@ -28,6 +27,7 @@ import { explainApiError, type GitHubClient } from "./client.js";
 import type { EventContext } from "./context.js";
 import { downloadArtifact, listRunArtifacts } from "./download.js";
 import type { ActionInputs } from "./inputs.js";
+import { ACTION_NAMING } from "./inputs.js";
 
 /** What the action records beside a bundle it made, for a later workflow_run step. */
 export const GITHUB_RECORD = "github.json";

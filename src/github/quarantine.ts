@@ -10,8 +10,8 @@ import { LineCounter, parseDocument } from "yaml";
 import { z } from "zod";
 import { rowKey } from "../bundle/read.js";
 import type { WireIndexRow } from "../bundle/wire.js";
-import { ConfigError, ProblemList } from "../config/errors.js";
 import { validate, type YamlSource } from "../config/load.js";
+import { ConfigError, ProblemList } from "../errors.js";
 
 export const DEFAULT_QUARANTINE_FILE = ".evalgate/quarantine.yaml";
 /** The longest a quarantine may last from the day it is read. */

@@ -4,7 +4,7 @@
  * sticky comment, with the baseline's verdicts carried over, a passing check run, the job summary),
  * so a required check never stays pending.
  */
-import { EXIT } from "../config/errors.js";
+import { EXIT } from "../errors.js";
 import { skippedComment } from "../report/bot.js";
 import { COMMENT_MAX_CHARS, commentMarker } from "../report/comment.js";
 import type { BotPlan } from "./bot.js";

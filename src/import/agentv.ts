@@ -11,8 +11,8 @@ import { existsSync } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { parse } from "yaml";
-import { UsageError } from "../config/errors.js";
 import { suggestSlug } from "../config/schema.js";
+import { UsageError } from "../errors.js";
 import { argvOf, localizeArgv, mapGraders } from "./agentv-graders.js";
 import {
   convertEach,

@@ -9,7 +9,7 @@ import { existsSync } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { parse as parseToml } from "smol-toml";
-import { UsageError } from "../config/errors.js";
+import { UsageError } from "../errors.js";
 import {
   convertEach,
   type ImportedTest,

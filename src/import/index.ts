@@ -1,7 +1,7 @@
 /** `evalgate import <format>`: one importer per format, one writer. */
 import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
-import { UsageError } from "../config/errors.js";
+import { UsageError } from "../errors.js";
 import { importAgentV } from "./agentv.js";
 import { importHarbor } from "./harbor.js";
 import { importRunloop } from "./runloop.js";

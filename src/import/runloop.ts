@@ -7,8 +7,8 @@
  */
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { UsageError } from "../config/errors.js";
 import { AST_GREP_LANGUAGES, suggestSlug } from "../config/schema.js";
+import { UsageError } from "../errors.js";
 import {
   convertEach,
   type ImportedTest,

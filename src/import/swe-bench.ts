@@ -11,7 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import { execa } from "execa";
 import { parse } from "yaml";
-import { UsageError } from "../config/errors.js";
+import { UsageError } from "../errors.js";
 import {
   convertEach,
   type ImportedTest,

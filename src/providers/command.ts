@@ -1,6 +1,7 @@
 /** The `command` provider: any program, given the task through placeholders. */
-import { expandPlaceholders, shellQuote } from "../config/commands.js";
+
 import type { Command } from "../config/types.js";
+import { expandPlaceholders, shellQuote } from "../sandbox/commands.js";
 import { readAgentReport } from "./output-file.js";
 import type { AgentContext, AgentOutcome, Provider } from "./types.js";
 

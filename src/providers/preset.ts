@@ -6,9 +6,9 @@
  */
 import { appendFile } from "node:fs/promises";
 import path from "node:path";
-import { findProgram } from "../config/commands.js";
 import type { TargetSpec } from "../config/types.js";
 import type { Usage } from "../run/types.js";
+import { findProgram } from "../sandbox/commands.js";
 import { withCost } from "./prices.js";
 import type { Preset, StreamOutcome } from "./stream.js";
 import { JsonLines, type TranscriptEntry, TranscriptWriter } from "./transcript.js";

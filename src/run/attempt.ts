@@ -7,7 +7,6 @@ import { chmod, copyFile, mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { formatSize } from "../config/size.js";
 import { agentFolder, type CaseSpec } from "../config/types.js";
-import { disagreesWithCase, verifyPlan } from "../gate/verify.js";
 import { providerFor } from "../providers/index.js";
 import { sandboxedRunner } from "../sandbox/bwrap.js";
 import { buildEnv } from "../sandbox/env.js";
@@ -23,11 +22,12 @@ import {
   materializeAttempt,
   workspaceIsFolder,
 } from "../workspace/attempt.js";
-import type { PreparedBaseline } from "../workspace/baseline.js";
 import { discardTree } from "../workspace/discard.js";
 import { installVerifiers, restoreProtected } from "../workspace/protect.js";
+import type { PreparedBaseline } from "../workspace/start.js";
 import { decideStatus, type StageFacts, WORKSPACE_REPLACED } from "./status.js";
 import type { AgentRecord, AttemptResult, Usage } from "./types.js";
+import { disagreesWithCase, verifyPlan } from "./verify.js";
 
 export interface AttemptInput {
   spec: CaseSpec;

@@ -8,11 +8,11 @@
 import path from "node:path";
 import pLimit from "p-limit";
 import { formatDuration } from "../config/duration.js";
-import { ConfigError, type ConfigProblem } from "../config/errors.js";
 import type { CaseSpec, Plan } from "../config/types.js";
+import { ConfigError, type ConfigProblem } from "../errors.js";
 import type { ProcessRunner } from "../sandbox/process.js";
-import { BaselineStore, baselineKey, type PreparedBaseline } from "../workspace/baseline.js";
 import { WorkspaceError } from "../workspace/errors.js";
+import { BaselineStore, baselineKey, type PreparedBaseline } from "../workspace/start.js";
 import { type AttemptInput, runAttempt } from "./attempt.js";
 import { BudgetTracker } from "./budget.js";
 import { type Interruption, interruptedAttempt } from "./interrupt.js";

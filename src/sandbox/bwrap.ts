@@ -9,8 +9,8 @@
 import { existsSync, lstatSync, readlinkSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { execa } from "execa";
-import { findProgram, programOf } from "../config/commands.js";
 import type { Command, SandboxSpec } from "../config/types.js";
+import { findProgram, programOf } from "./commands.js";
 import { type ProcessRunner, type ProcessSpec, willStart } from "./process.js";
 
 /** Read-only system folders, mounted when they exist (symlinks such as /bin → usr/bin are mirrored). */

@@ -12,9 +12,9 @@
  */
 import { readFileSync } from "node:fs";
 import { execa } from "execa";
-import { findProgram } from "../config/commands.js";
 import type { Command } from "../config/types.js";
 import { bwrapProgram, checkBwrap } from "./bwrap.js";
+import { findProgram } from "./commands.js";
 import { type ProcessRunner, willStart } from "./process.js";
 import { prctlSyscall, reaperArgv } from "./reaper.js";
 

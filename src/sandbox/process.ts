@@ -5,8 +5,8 @@
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync } from "node:fs";
 import path from "node:path";
 import { execa } from "execa";
-import { crlfShebang, findProgram } from "../config/commands.js";
 import type { Command } from "../config/types.js";
+import { crlfShebang, findProgram } from "./commands.js";
 import { CappedLog } from "./log.js";
 import type { Redactor } from "./redact.js";
 

@@ -2,8 +2,8 @@
 import { constants } from "node:fs";
 import { access, open } from "node:fs/promises";
 import path from "node:path";
-import { expandPlaceholders, plainArgv, toCommand } from "../config/commands.js";
 import type { Command } from "../config/types.js";
+import { expandPlaceholders, plainArgv, toCommand } from "../sandbox/commands.js";
 import type { ProcessOutcome } from "../sandbox/process.js";
 import type { ScorerContext, ScorerResult } from "./types.js";
 import { mustResolveInside } from "./workspace-path.js";

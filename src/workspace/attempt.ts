@@ -7,10 +7,10 @@ import { copyFile, lstat, mkdir, mkdtemp, rm } from "node:fs/promises";
 import path from "node:path";
 import { formatSize } from "../config/size.js";
 import { DEFAULT_LIMITS } from "../config/types.js";
-import type { PreparedBaseline } from "./baseline.js";
 import { copyTree } from "./copy.js";
 import { GitError, git, gitBytes, gitCapped, nulInput, nulParts } from "./git.js";
 import { type OversizeFile, stageOversize } from "./oversize.js";
+import type { PreparedBaseline } from "./start.js";
 import { tempRoot } from "./temp.js";
 import { unlockWorkspace } from "./unlock.js";
 

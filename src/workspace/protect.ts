@@ -21,9 +21,9 @@ import {
 import path from "node:path";
 import picomatch from "picomatch";
 import type { VerifierSpec } from "../config/types.js";
-import type { PreparedBaseline } from "./baseline.js";
 import { under } from "./git.js";
 import { pathMatcher } from "./path-glob.js";
+import type { PreparedBaseline } from "./start.js";
 
 interface Entry {
   /** The path relative to the tree, byte for byte (a name need not be UTF-8). */

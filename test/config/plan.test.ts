@@ -1,7 +1,7 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConfigError, type ConfigProblem, UsageError } from "../../src/config/errors.js";
 import { loadPlan } from "../../src/config/plan.js";
+import { ConfigError, type ConfigProblem, UsageError } from "../../src/errors.js";
 import { tempDir, writeFiles } from "../helpers.js";
 
 const PROJECT = { "project/a.txt": "hello\n" };

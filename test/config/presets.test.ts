@@ -1,7 +1,7 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConfigError, type ConfigProblem } from "../../src/config/errors.js";
 import { loadPlan } from "../../src/config/plan.js";
+import { ConfigError, type ConfigProblem } from "../../src/errors.js";
 import { tempDir, writeFiles } from "../helpers.js";
 
 const TESTS = `workspace: { seed: { path: project } }

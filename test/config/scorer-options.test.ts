@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, type ConfigProblem } from "../../src/config/errors.js";
 import { loadPlan } from "../../src/config/plan.js";
+import { ConfigError, type ConfigProblem } from "../../src/errors.js";
 import { tempDir, writeFiles } from "../helpers.js";
 
 const head = `targets: [{ name: none, provider: noop }]

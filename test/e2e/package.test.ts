@@ -54,7 +54,7 @@ describe("the npm package", () => {
   it("ships the CLI's run-time files and nothing else", () => {
     const files = info.files.map((f) => f.path).sort();
     expect(files).toContain("bin/evalgate.js");
-    expect(files).toContain("lib/cli.js");
+    expect(files).toContain("lib/cli/main.js");
     expect(files).toContain("lib/version.js");
     expect(files).toContain("schema/eval.schema.json");
     expect(files).toContain("package.json");

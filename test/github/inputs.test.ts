@@ -2,9 +2,8 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { ACTION_NAMING } from "../../src/config/args.js";
-import { UsageError } from "../../src/config/errors.js";
-import { envInputReader, parseInputs } from "../../src/github/inputs.js";
+import { UsageError } from "../../src/errors.js";
+import { ACTION_NAMING, envInputReader, parseInputs } from "../../src/github/inputs.js";
 import { ROOT } from "../helpers.js";
 
 const yml = parse(readFileSync(path.join(ROOT, "action.yml"), "utf8")) as {

@@ -3,7 +3,7 @@
  * before the baseline artifact is looked up or downloaded (issue 19 item 2).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ConfigError } from "../../src/config/errors.js";
+import { ConfigError } from "../../src/errors.js";
 import { createClient } from "../../src/github/client.js";
 import { eventContext } from "../../src/github/context.js";
 import { parseInputs } from "../../src/github/inputs.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { WireIndexRow } from "../../src/bundle/wire.js";
-import { ConfigError } from "../../src/config/errors.js";
+import { ConfigError } from "../../src/errors.js";
 import { applyQuarantine, parseQuarantine } from "../../src/github/quarantine.js";
 
 const TODAY = new Date("2026-11-25T12:00:00Z");

@@ -10,7 +10,7 @@ import { buildEnv } from "../../src/sandbox/env.js";
 import { ChildProcessRunner } from "../../src/sandbox/process.js";
 import type { ScorerContext } from "../../src/scorers/types.js";
 import { captureDiff } from "../../src/workspace/attempt.js";
-import type { PreparedBaseline } from "../../src/workspace/baseline.js";
+import type { PreparedBaseline } from "../../src/workspace/start.js";
 import { gitRepo, sh, tempDir } from "../helpers.js";
 
 export interface ContextInput {

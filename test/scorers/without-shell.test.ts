@@ -6,7 +6,7 @@ import { execFileSync } from "node:child_process";
 import { chmodSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { plainArgv } from "../../src/config/commands.js";
+import { plainArgv } from "../../src/sandbox/commands.js";
 import { withoutShell } from "../../src/scorers/process.js";
 import { tempDir, writeFiles } from "../helpers.js";
 

@@ -18,8 +18,8 @@ import { describe, expect, it } from "vitest";
 import type { WorkspaceSpec } from "../../src/config/types.js";
 import { ChildProcessRunner } from "../../src/sandbox/process.js";
 import { captureDiff, materializeAttempt } from "../../src/workspace/attempt.js";
-import { BaselineStore } from "../../src/workspace/baseline.js";
 import { WorkspaceError } from "../../src/workspace/errors.js";
+import { BaselineStore } from "../../src/workspace/start.js";
 import { gitRepo, sh, tempDir, writeFiles } from "../helpers.js";
 
 const runner = new ChildProcessRunner();

@@ -4,15 +4,15 @@
  */
 import path from "node:path";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
-import { parseConcurrency, parsePositiveInt, parseRepeat, parseShard, splitList } from "./config/args.js";
-import { ConfigError, EXIT, isDiskFull, UsageError } from "./config/errors.js";
-import type { RepeatSetting } from "./config/types.js";
+import type { RepeatSetting } from "../config/types.js";
+import { ConfigError, EXIT, isDiskFull, UsageError } from "../errors.js";
 // Light (node:fs and the error types): its agent list is the init command's choices.
-import { INIT_AGENTS, type InitAgent } from "./init.js";
-import { StreamLogger } from "./log.js";
-import type { RunOptions } from "./pipeline.js";
-import type { Progress } from "./report/console.js";
-import { VERSION } from "./version.js";
+import { INIT_AGENTS, type InitAgent } from "../init.js";
+import { StreamLogger } from "../log.js";
+import type { RunOptions } from "../pipeline/run.js";
+import type { Progress } from "../report/console.js";
+import { VERSION } from "../version.js";
+import { parseConcurrency, parsePositiveInt, parseRepeat, parseShard, splitList } from "./args.js";
 
 // Each command loads what it uses when it runs (import() below), so `evalgate --version` and
 // `--help` start as fast as commander does: the pipeline, renderers and scorers are most of the
@@ -45,7 +45,7 @@ function isCi(env: NodeJS.ProcessEnv): boolean {
 }
 
 async function readBundleArg(dir: string, cwd: string) {
-  const { readBundleAs } = await import("./bundle/read.js");
+  const { readBundleAs } = await import("../bundle/read.js");
   return readBundleAs(path.resolve(cwd, dir));
 }
 
@@ -102,12 +102,12 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
       flag(parseShard, "--shard"),
     )
     .action(async (paths: string[], o: Record<string, unknown>) => {
-      const { runEvals } = await import("./pipeline.js");
-      const { LineProgress, LiveProgress, SilentProgress } = await import("./report/console.js");
-      const { renderCaseTable, renderRunFooter } = await import("./report/table.js");
-      const { ChildProcessRunner, killLiveGroups } = await import("./sandbox/process.js");
-      const { exitCodeOf, SignalInterrupt } = await import("./run/interrupt.js");
-      const { repositoryRoot } = await import("./workspace/git.js");
+      const { runEvals } = await import("../pipeline/run.js");
+      const { LineProgress, LiveProgress, SilentProgress } = await import("../report/console.js");
+      const { renderCaseTable, renderRunFooter } = await import("../report/table.js");
+      const { ChildProcessRunner, killLiveGroups } = await import("../sandbox/process.js");
+      const { exitCodeOf, SignalInterrupt } = await import("../run/interrupt.js");
+      const { repositoryRoot } = await import("../workspace/git.js");
       const json = Boolean(o.json);
       const progress: Progress = json
         ? new SilentProgress()
@@ -169,8 +169,8 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
     )
     .option("--dir <dir>", "the suite's folder", "evals")
     .action(async (o: { agent: InitAgent; dir: string }) => {
-      const { initRepository, renderInit } = await import("./init.js");
-      const { repositoryRoot } = await import("./workspace/git.js");
+      const { initRepository, renderInit } = await import("../init.js");
+      const { repositoryRoot } = await import("../workspace/git.js");
       const root = await repositoryRoot(cwd);
       stdout.write(renderInit(await initRepository({ root, cwd, agent: o.agent, dir: o.dir })));
       throw new Exit(EXIT.pass);
@@ -198,13 +198,13 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
     .option("--out <dir>", "with --solvable: keep the bundle of the check here (default: not kept)")
     .option("--json", "with --solvable: print the report as JSON")
     .action(async (paths: string[], o: Record<string, unknown>) => {
-      const { repositoryRoot } = await import("./workspace/git.js");
+      const { repositoryRoot } = await import("../workspace/git.js");
       const projectRoot = await repositoryRoot(cwd);
       if (o.solvable) {
-        const { checkSolvability } = await import("./solvable.js");
-        const { ChildProcessRunner } = await import("./sandbox/process.js");
-        const { LineProgress, SilentProgress } = await import("./report/console.js");
-        const { renderSolvabilityText, solvabilityJson } = await import("./report/solvability.js");
+        const { checkSolvability } = await import("../pipeline/solvable.js");
+        const { ChildProcessRunner } = await import("../sandbox/process.js");
+        const { LineProgress, SilentProgress } = await import("../report/console.js");
+        const { renderSolvabilityText, solvabilityJson } = await import("../report/solvability.js");
         const json = Boolean(o.json);
         const attempts = (o.attempts as number | undefined) ?? 1;
         const report = await checkSolvability(
@@ -237,7 +237,7 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
       if (onlySolvable.length > 0) {
         throw new UsageError(`--${onlySolvable[0]} only applies with --solvable`);
       }
-      const { loadPlan } = await import("./config/plan.js");
+      const { loadPlan } = await import("../config/plan.js");
       const plan = await loadPlan({ cwd, projectRoot, paths });
       for (const note of plan.notes) logger.info(`note: ${note}`);
       const tests = new Set(plan.cases.map((c) => `${c.identity.evalPath}/${c.identity.testId}`)).size;
@@ -263,7 +263,7 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
     .option("--limit <n>", "import at most n instances", flag(parsePositiveInt, "--limit"))
     .option("--filter <glob>", "import only the instances whose id matches")
     .action(async (format: string, sources: string[], o: Record<string, string | number | undefined>) => {
-      const { runImport } = await import("./import/index.js");
+      const { runImport } = await import("../import/index.js");
       const { outcome, evalFile } = await runImport(format, {
         sources,
         cwd,
@@ -293,7 +293,7 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
     )
     .action(async (basePath: string, headPath: string, o: { format: string }) => {
       const [base, head] = await Promise.all([readBundleArg(basePath, cwd), readBundleArg(headPath, cwd)]);
-      const { unsealedNote } = await import("./bundle/read.js");
+      const { unsealedNote } = await import("../bundle/read.js");
       for (const [b, shown] of [
         [base, basePath],
         [head, headPath],
@@ -301,8 +301,8 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
         const note = unsealedNote(b, shown);
         if (note) stderr.write(`evalgate: note: ${note}\n`);
       }
-      const { compareBundles } = await import("./bundle/compare.js");
-      const { renderComparisonMarkdown } = await import("./report/compare.js");
+      const { compareBundles } = await import("../bundle/compare.js");
+      const { renderComparisonMarkdown } = await import("../report/compare.js");
       const comparison = compareBundles(base, head);
       stdout.write(
         o.format === "json"
@@ -332,16 +332,16 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
         const bundle = await readBundleArg(bundlePath, cwd);
         text = `${JSON.stringify({ summary: bundle.summary, rows: bundle.rows }, null, 2)}\n`;
       } else {
-        const { bundleErrorAsUsage } = await import("./bundle/read.js");
-        const { loadReportView } = await import("./bundle/report-view.js");
+        const { bundleErrorAsUsage } = await import("../bundle/read.js");
+        const { loadReportView } = await import("../bundle/report-view.js");
         const view = await bundleErrorAsUsage(
           loadReportView(dir, { evidence: o.format === "html" ? "all" : "problems" }),
           // Name the folder as the user typed it.
           (reason) => reason.replaceAll(dir, bundlePath),
         );
-        const { renderHtml } = await import("./report/html.js");
-        const { renderJUnit } = await import("./report/junit.js");
-        const { COMMENT_MAX_CHARS, renderComment } = await import("./report/comment.js");
+        const { renderHtml } = await import("../report/html.js");
+        const { renderJUnit } = await import("../report/junit.js");
+        const { COMMENT_MAX_CHARS, renderComment } = await import("../report/comment.js");
         text =
           o.format === "html"
             ? renderHtml(view)
@@ -367,10 +367,10 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
     .option("--baseline <dir>", "compare the merged cases with a baseline bundle")
     .option("--json", "print the merged summary.json on stdout")
     .action(async (bundles: string[], o: { out: string; baseline?: string; json?: boolean }) => {
-      const { mergeBundles } = await import("./bundle/merge.js");
-      const { bundleErrorAsUsage } = await import("./bundle/read.js");
-      const { newRunId } = await import("./pipeline.js");
-      const { renderCaseTable, renderRunFooter } = await import("./report/table.js");
+      const { mergeBundles } = await import("../bundle/merge.js");
+      const { bundleErrorAsUsage } = await import("../bundle/read.js");
+      const { newRunId } = await import("../pipeline/run.js");
+      const { renderCaseTable, renderRunFooter } = await import("../report/table.js");
       const baseline = o.baseline ? await readBundleArg(o.baseline, cwd) : undefined;
       const merged = await bundleErrorAsUsage(
         mergeBundles({

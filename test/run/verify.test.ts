@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { AUTO_VERIFY_REPEATS, disagreesWithCase, verifyPlan } from "../../src/gate/verify.js";
 import type { AttemptResult } from "../../src/run/types.js";
+import { AUTO_VERIFY_REPEATS, disagreesWithCase, verifyPlan } from "../../src/run/verify.js";
 
 const t = (attempt: number, status: AttemptResult["status"], extra: Partial<AttemptResult> = {}) =>
   ({ attempt, retry: 0, status, ...extra }) as AttemptResult;

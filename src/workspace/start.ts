@@ -5,8 +5,8 @@
 import { createHash } from "node:crypto";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { expandPlaceholders } from "../config/commands.js";
 import { agentFolder, type WorkspaceSpec } from "../config/types.js";
+import { expandPlaceholders } from "../sandbox/commands.js";
 import { buildEnv } from "../sandbox/env.js";
 import type { ProcessRunner } from "../sandbox/process.js";
 import { type CopyMethod, copyTree, probeCopyMethod } from "./copy.js";

@@ -3,7 +3,7 @@
  * attempt's final workspace, and how often. Pure: the attempt (run/attempt.ts) asks while the
  * workspace still exists, before it is discarded.
  */
-import type { AttemptResult } from "../run/types.js";
+import type { AttemptResult } from "./types.js";
 
 /** Reruns of every scorer of an attempt that disagrees with the rest of its case, unless set. */
 export const AUTO_VERIFY_REPEATS = 2;

@@ -1,8 +1,8 @@
 /** Commands in eval files: shape, placeholders, and whether the program exists. */
 import { accessSync, closeSync, constants, openSync, readSync, statSync } from "node:fs";
 import path from "node:path";
-import { didYouMean } from "./errors.js";
-import type { Command } from "./types.js";
+import type { Command } from "../config/types.js";
+import { didYouMean } from "../errors.js";
 
 export const AGENT_PLACEHOLDERS = [
   "PROMPT",

@@ -6,27 +6,27 @@ import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, stat } from "node:fs/promises";
 import path from "node:path";
-import { comparisonSummary } from "./bundle/compare.js";
-import { type Bundle, readBundleAs, rowKey, unsealedNote } from "./bundle/read.js";
-import { writeReports } from "./bundle/reports.js";
-import { sealBundle } from "./bundle/seal.js";
-import { buildSummary, gateFromRows, wireEvals } from "./bundle/summary.js";
-import type { WireIndexRow, WireSummary } from "./bundle/wire.js";
-import { BundleWriter, checkNewBundleFolder, defaultBundleDir, type FinishedCase } from "./bundle/write.js";
-import { isDiskFull, UsageError } from "./config/errors.js";
-import { loadPlan, type PlanOptions } from "./config/plan.js";
-import { type CaseSpec, identityKey, type Plan } from "./config/types.js";
-import { attemptsWanted } from "./gate/adaptive.js";
-import { decideCase } from "./gate/case.js";
-import { compareCase } from "./gate/compare.js";
-import type { Logger } from "./log.js";
-import { installAgents } from "./providers/install.js";
-import type { Progress } from "./report/console.js";
-import type { ReportView } from "./report/view.js";
-import type { Interruption } from "./run/interrupt.js";
-import { type ExecuteResult, executePlan } from "./run/schedule.js";
-import { baselineDurations, casesOfShard, type Durations } from "./run/shard.js";
-import type { AttemptResult } from "./run/types.js";
+import { comparisonSummary } from "../bundle/compare.js";
+import { type Bundle, readBundleAs, rowKey, unsealedNote } from "../bundle/read.js";
+import { writeReports } from "../bundle/reports.js";
+import { sealBundle } from "../bundle/seal.js";
+import { buildSummary, gateFromRows, wireEvals } from "../bundle/summary.js";
+import type { WireIndexRow, WireSummary } from "../bundle/wire.js";
+import { BundleWriter, checkNewBundleFolder, defaultBundleDir, type FinishedCase } from "../bundle/write.js";
+import { loadPlan, type PlanOptions } from "../config/plan.js";
+import { type CaseSpec, identityKey, type Plan } from "../config/types.js";
+import { isDiskFull, UsageError } from "../errors.js";
+import { attemptsWanted } from "../gate/adaptive.js";
+import { decideCase } from "../gate/case.js";
+import { compareCase } from "../gate/compare.js";
+import type { Logger } from "../log.js";
+import { installAgents } from "../providers/install.js";
+import type { Progress } from "../report/console.js";
+import type { ReportView } from "../report/view.js";
+import type { Interruption } from "../run/interrupt.js";
+import { type ExecuteResult, executePlan } from "../run/schedule.js";
+import { baselineDurations, casesOfShard, type Durations } from "../run/shard.js";
+import type { AttemptResult } from "../run/types.js";
 import {
   isolationGap,
   planIsolation,
@@ -34,14 +34,14 @@ import {
   type Reaper,
   type RunIsolation,
   reapingRunner,
-} from "./sandbox/isolation.js";
-import { liveProcesses, type ProcessOutcome, type ProcessRunner, runnerWith } from "./sandbox/process.js";
-import type { Redactor } from "./sandbox/redact.js";
-import { runSecrets } from "./sandbox/secrets.js";
-import { VERSION } from "./version.js";
-import { discardsSettled, removeTree } from "./workspace/discard.js";
-import { git } from "./workspace/git.js";
-import { tempRoot } from "./workspace/temp.js";
+} from "../sandbox/isolation.js";
+import { liveProcesses, type ProcessOutcome, type ProcessRunner, runnerWith } from "../sandbox/process.js";
+import type { Redactor } from "../sandbox/redact.js";
+import { runSecrets } from "../sandbox/secrets.js";
+import { VERSION } from "../version.js";
+import { discardsSettled, removeTree } from "../workspace/discard.js";
+import { git } from "../workspace/git.js";
+import { tempRoot } from "../workspace/temp.js";
 
 export interface RunOptions extends PlanOptions {
   /** The bundle folder. Default: .evalgate/results/<run_id> under cwd. */

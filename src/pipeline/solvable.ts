@@ -8,10 +8,10 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { loadPlan, type PlanOptions } from "./config/plan.js";
-import { type CaseSpec, identityKey, type Plan, type TargetSpec } from "./config/types.js";
-import { judgeSolvability, sideOutcome, type TestSolvability } from "./gate/solvability.js";
-import { type RunDeps, runPlan } from "./pipeline.js";
+import { loadPlan, type PlanOptions } from "../config/plan.js";
+import { type CaseSpec, identityKey, type Plan, type TargetSpec } from "../config/types.js";
+import { judgeSolvability, sideOutcome, type TestSolvability } from "../gate/solvability.js";
+import { type RunDeps, runPlan } from "./run.js";
 
 export interface SolvableOptions extends PlanOptions {
   /** Attempts per test and side (reference, noop). */
