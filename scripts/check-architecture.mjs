@@ -23,7 +23,8 @@ export function partOf(root, file) {
 /** Every import specifier of a TypeScript source, static, re-export and dynamic. */
 export function importsOf(text) {
   const specs = [];
-  const re = /(?:^|[\s;])(?:import|export)\s[^;]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)|^import\s+["']([^"']+)["']/gm;
+  const re =
+    /(?:^|[\s;])(?:import|export)\s[^;]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)|^import\s+["']([^"']+)["']/gm;
   for (const m of text.matchAll(re)) specs.push(m[1] ?? m[2] ?? m[3]);
   return specs;
 }
@@ -39,7 +40,8 @@ export function checkArchitecture(root) {
     const text = readFileSync(file, "utf8");
     const rel = path.relative(root, file);
     const lines = text.split("\n").length - (text.endsWith("\n") ? 1 : 0);
-    if (lines > MAX_LINES) breaches.push(`${rel}: ${lines} lines (at most ${MAX_LINES}); split it by concern`);
+    if (lines > MAX_LINES)
+      breaches.push(`${rel}: ${lines} lines (at most ${MAX_LINES}); split it by concern`);
     const part = partOf(root, file);
     if (!graph.has(part)) graph.set(part, new Map());
     for (const spec of importsOf(text)) {
@@ -52,7 +54,9 @@ export function checkArchitecture(root) {
       const to = partOf(root, target);
       if (to === part) continue;
       if (EDGES.includes(to) && !EDGES.includes(part))
-        breaches.push(`${rel}: imports ${path.relative(root, target)}; only the edges (cli/, github/) know their own options`);
+        breaches.push(
+          `${rel}: imports ${path.relative(root, target)}; only the edges (cli/, github/) know their own options`,
+        );
       const edges = graph.get(part);
       if (!edges.has(to)) edges.set(to, rel);
     }
@@ -129,6 +133,8 @@ function pathWithin(graph, members, start) {
 if (import.meta.url === `file://${process.argv[1]}`) {
   const breaches = checkArchitecture(process.cwd());
   for (const b of breaches) console.log(b);
-  console.log(breaches.length ? `${breaches.length} breaches of docs/architecture.md` : "architecture: no breaches");
+  console.log(
+    breaches.length ? `${breaches.length} breaches of docs/architecture.md` : "architecture: no breaches",
+  );
   process.exit(breaches.length ? 1 : 0);
 }
