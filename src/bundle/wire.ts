@@ -6,8 +6,9 @@
 import type { CaseSpec } from "../config/types.js";
 import type { CaseDecision } from "../gate/case.js";
 import type { CaseChange } from "../gate/compare.js";
+import type { Usage } from "../providers/types.js";
 import { agentNeverRan } from "../run/status.js";
-import type { AttemptResult, Usage } from "../run/types.js";
+import type { AttemptResult } from "../run/types.js";
 import type { UsageTotals } from "../run/usage.js";
 
 export const SUMMARY_SCHEMA = "evalgate.summary/v1";

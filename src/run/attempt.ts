@@ -8,6 +8,7 @@ import path from "node:path";
 import { formatSize } from "../config/size.js";
 import { agentFolder, type CaseSpec } from "../config/types.js";
 import { providerFor } from "../providers/index.js";
+import type { Usage } from "../providers/types.js";
 import { sandboxedRunner } from "../sandbox/bwrap.js";
 import { buildEnv } from "../sandbox/env.js";
 import { type ProcessRunner, runnerWith } from "../sandbox/process.js";
@@ -26,7 +27,7 @@ import { discardTree } from "../workspace/discard.js";
 import { installVerifiers, restoreProtected } from "../workspace/protect.js";
 import type { PreparedBaseline } from "../workspace/start.js";
 import { decideStatus, type StageFacts, WORKSPACE_REPLACED } from "./status.js";
-import type { AgentRecord, AttemptResult, Usage } from "./types.js";
+import type { AgentRecord, AttemptResult } from "./types.js";
 import { disagreesWithCase, verifyPlan } from "./verify.js";
 
 export interface AttemptInput {
