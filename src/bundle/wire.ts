@@ -380,7 +380,7 @@ export function wireAttempt(spec: CaseSpec, r: AttemptResult, setupLog: boolean)
       diff_ms: r.phases.diffMs,
       scorers_ms: r.phases.scorersMs,
     },
-    baseline: r.baselineSha ? { sha: r.baselineSha } : null,
+    baseline: r.startSha ? { sha: r.startSha } : null,
     usage: r.usage ? wireUsage(r.usage) : null,
     tampered: r.tampered ?? [],
     warnings: r.warnings ?? [],

@@ -25,7 +25,7 @@ import {
 } from "../workspace/attempt.js";
 import { discardTree } from "../workspace/discard.js";
 import { installVerifiers, restoreProtected } from "../workspace/protect.js";
-import type { PreparedBaseline } from "../workspace/start.js";
+import type { PreparedStart } from "../workspace/start.js";
 import { decideStatus, type StageFacts, WORKSPACE_REPLACED } from "./status.js";
 import type { AgentRecord, AttemptResult } from "./types.js";
 import { disagreesWithCase, verifyPlan } from "./verify.js";
@@ -34,8 +34,8 @@ export interface AttemptInput {
   spec: CaseSpec;
   attempt: number;
   retry: number;
-  /** The prepared baseline, or why it could not be prepared. */
-  baseline: PreparedBaseline | { failure: "seed" | "setup"; message: string; setupLog?: string };
+  /** The prepared start (tree and commit), or why it could not be prepared. */
+  start: PreparedStart | { failure: "seed" | "setup"; message: string; setupLog?: string };
   /** Private scratch folder of this attempt (workspace, HOME, TMPDIR, prompt). */
   workDir: string;
   /** The attempt's folder in the bundle. */
@@ -84,7 +84,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
       phases,
       dirName: input.dirName,
     };
-    if ("sha" in input.baseline) r.baselineSha = input.baseline.sha;
+    if ("sha" in input.start) r.startSha = input.start.sha;
     if (facts.agent) r.agent = facts.agent;
     if (usage) r.usage = usage;
     if (transcript) r.transcript = transcript;
@@ -95,7 +95,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     return r;
   };
 
-  const b = input.baseline;
+  const b = input.start;
   if ("failure" in b) {
     if (b.setupLog) await copyFile(b.setupLog, path.join(evidenceDir, "setup.log")).catch(() => undefined);
     if (b.failure === "setup") facts.setupError = b.message;

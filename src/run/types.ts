@@ -57,7 +57,8 @@ export interface AttemptResult {
   finishedAt: string;
   durationMs: number;
   phases: { workspaceMs: number; agentMs: number; diffMs: number; scorersMs: number };
-  baselineSha?: string;
+  /** The start commit the attempt began from (the diff is against it). */
+  startSha?: string;
   agent?: AgentRecord;
   diff?: DiffRecord;
   grading?: Grading;
