@@ -1,5 +1,5 @@
 /**
- * The wire types of the run bundle (SPEC §4): snake_case and versioned. This is the only place
+ * The wire types of the run bundle (README, "Run bundle"): snake_case and versioned. This is the only place
  * where internal camelCase records become files that other tools read.
  */
 

@@ -10,7 +10,7 @@ export type Command = { shell: string } | { argv: string[] };
 export type GatePolicy = (typeof GATE_POLICIES)[number];
 export type ProviderName = (typeof PROVIDERS)[number];
 
-/** The identity of a case across runs, shards and baselines (SPEC §1). */
+/** The identity of a case across runs, shards and baselines: eval file, test id and target. */
 export interface Identity {
   /** Path of the eval file that owns the test, relative to the project root, with `/`. */
   evalPath: string;
@@ -92,7 +92,7 @@ export interface ScoringGuards {
 export interface WorkspaceSpec extends ScoringGuards {
   seed: SeedSpec;
   setup: SetupSpec;
-  /** Where the seed is written (not part of the baseline's identity). */
+  /** Where the seed is written (not part of the prepared start's identity). */
   seedOrigin?: SeedOrigin;
 }
 
