@@ -84,7 +84,7 @@ export interface VerifierSpec {
 
 /** What the scorers see besides the agent's work: protected paths and hidden verifiers. */
 export interface ScoringGuards {
-  /** Globs relative to the workspace, restored from the baseline before scoring. */
+  /** Globs relative to the workspace, restored from the start tree before scoring. */
   protected: string[];
   verifiers: VerifierSpec[];
 }
