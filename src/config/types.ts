@@ -157,7 +157,7 @@ export interface TestSpec {
   threshold: number;
   /**
    * verify_repeats: the scorers run this many more times on the final workspace; disagreement is a
-   * verifier flake. Unset: automatic reruns for an attempt that disagrees with its case (gate/verify.ts); 0: none.
+   * verifier flake. Unset: automatic reruns for an attempt that disagrees with its case (run/verify.ts); 0: none.
    */
   verifyRepeats?: number;
   tags: string[];

@@ -47,7 +47,7 @@ export interface AttemptInput {
   bwrap?: string;
   /** What a sandboxed agent may not read wherever it lies (verifiers, references, the bundle). */
   hidden?: readonly string[];
-  /** The tries of this case finished so far (for the automatic verifier rerun, gate/verify.ts). */
+  /** The tries of this case finished so far (for the automatic verifier rerun, run/verify.ts). */
   peers?: () => readonly AttemptResult[];
 }
 

@@ -78,7 +78,7 @@ export interface AttemptResult {
   dirName: string;
 }
 
-/** Reruns of the scorers on one attempt's final workspace (gate/verify.ts). */
+/** Reruns of the scorers on one attempt's final workspace (run/verify.ts). */
 export interface VerifyRecord {
   /** Gradings in all: the first and the reruns. */
   runs: number;
