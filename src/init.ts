@@ -42,7 +42,7 @@ interface Project {
   kind: "npm" | "python" | "go" | "cargo" | "unknown";
   test?: string;
   setup?: string;
-  /** Dependency and build folders a workspace's baseline commit should leave out. */
+  /** Dependency and build folders a workspace's start commit should leave out. */
   ignore: string[];
 }
 

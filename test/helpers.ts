@@ -5,7 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll } from "vitest";
-import type { Usage } from "../src/run/types.js";
+import type { Usage } from "../src/providers/types.js";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 export const CLI = path.join(ROOT, "bin", "evalgate.js");

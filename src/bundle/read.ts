@@ -126,7 +126,8 @@ export async function readBundle(dir: string, options: ReadOptions = {}): Promis
       throw new BundleError(`${dir}/summary.json is not a summary evalgate wrote: ${parsed.problem}`);
     summary = parsed.summary;
   }
-  // Always index.jsonl (SPEC §4): the field is a pointer for readers, never a path to follow.
+  // Always index.jsonl, the bundle format's one name for it: the field is a pointer for readers,
+  // never a path to follow.
   const text = await readText(abs, dir, "index.jsonl", INDEX_CAP_BYTES);
   const rows: WireIndexRow[] = [];
   text.split("\n").forEach((line, i) => {

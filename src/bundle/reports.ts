@@ -1,5 +1,5 @@
 /**
- * The bundle's report files (SPEC §4): comment.md (the PR comment), report.html and junit.xml,
+ * The bundle's report files (README, "Run bundle"): comment.md (the PR comment), report.html and junit.xml,
  * written at the end of every run and merge. The action rewrites comment.md from the returned view
  * with links once it knows the workflow run and the artifact, so comment.md is the comment as posted.
  */

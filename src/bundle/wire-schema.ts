@@ -120,7 +120,7 @@ export const summarySchema = z.looseObject({
       description: z.string().nullable(),
       tags: strMap,
       min_case_pass_rate: z.number().min(0).max(1),
-      // The plain word, or the object form that SPEC §7 adds ({on, evidence, alpha}).
+      // The plain word, or the object form with regression evidence ({on, evidence, alpha}).
       regressions: z.union([z.enum(["fail", "warn", "ignore"]), z.looseObject({})]),
       budget: z.looseObject({
         cost_usd: z.number().nullable(),

@@ -1,13 +1,14 @@
 /**
- * The wire types of the run bundle (SPEC §4): snake_case and versioned. This is the only place
+ * The wire types of the run bundle (README, "Run bundle"): snake_case and versioned. This is the only place
  * where internal camelCase records become files that other tools read.
  */
 
 import type { CaseSpec } from "../config/types.js";
 import type { CaseDecision } from "../gate/case.js";
 import type { CaseChange } from "../gate/compare.js";
+import type { Usage } from "../providers/types.js";
 import { agentNeverRan } from "../run/status.js";
-import type { AttemptResult, Usage } from "../run/types.js";
+import type { AttemptResult } from "../run/types.js";
 import type { UsageTotals } from "../run/usage.js";
 
 export const SUMMARY_SCHEMA = "evalgate.summary/v1";
@@ -379,7 +380,7 @@ export function wireAttempt(spec: CaseSpec, r: AttemptResult, setupLog: boolean)
       diff_ms: r.phases.diffMs,
       scorers_ms: r.phases.scorersMs,
     },
-    baseline: r.baselineSha ? { sha: r.baselineSha } : null,
+    baseline: r.startSha ? { sha: r.startSha } : null,
     usage: r.usage ? wireUsage(r.usage) : null,
     tampered: r.tampered ?? [],
     warnings: r.warnings ?? [],

@@ -178,7 +178,7 @@ const STRUCTURE = new Set([
   "finished_at",
   "finishedAt",
   "sha",
-  "baselineSha",
+  "startSha",
   "baseline_git_sha",
   "merged_from",
   "evalgate_version",

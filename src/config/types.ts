@@ -10,7 +10,7 @@ export type Command = { shell: string } | { argv: string[] };
 export type GatePolicy = (typeof GATE_POLICIES)[number];
 export type ProviderName = (typeof PROVIDERS)[number];
 
-/** The identity of a case across runs, shards and baselines (SPEC §1). */
+/** The identity of a case across runs, shards and baselines: eval file, test id and target. */
 export interface Identity {
   /** Path of the eval file that owns the test, relative to the project root, with `/`. */
   evalPath: string;
@@ -84,7 +84,7 @@ export interface VerifierSpec {
 
 /** What the scorers see besides the agent's work: protected paths and hidden verifiers. */
 export interface ScoringGuards {
-  /** Globs relative to the workspace, restored from the baseline before scoring. */
+  /** Globs relative to the workspace, restored from the start tree before scoring. */
   protected: string[];
   verifiers: VerifierSpec[];
 }
@@ -92,7 +92,7 @@ export interface ScoringGuards {
 export interface WorkspaceSpec extends ScoringGuards {
   seed: SeedSpec;
   setup: SetupSpec;
-  /** Where the seed is written (not part of the baseline's identity). */
+  /** Where the seed is written (not part of the prepared start's identity). */
   seedOrigin?: SeedOrigin;
 }
 
@@ -157,7 +157,7 @@ export interface TestSpec {
   threshold: number;
   /**
    * verify_repeats: the scorers run this many more times on the final workspace; disagreement is a
-   * verifier flake. Unset: automatic reruns for an attempt that disagrees with its case (gate/verify.ts); 0: none.
+   * verifier flake. Unset: automatic reruns for an attempt that disagrees with its case (run/verify.ts); 0: none.
    */
   verifyRepeats?: number;
   tags: string[];

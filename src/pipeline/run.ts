@@ -7,6 +7,7 @@ import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, stat } from "node:fs/promises";
 import path from "node:path";
 import { comparisonSummary } from "../bundle/compare.js";
+import { caseDurations } from "../bundle/durations.js";
 import { type Bundle, readBundleAs, rowKey, unsealedNote } from "../bundle/read.js";
 import { writeReports } from "../bundle/reports.js";
 import { sealBundle } from "../bundle/seal.js";
@@ -25,7 +26,7 @@ import type { Progress } from "../report/console.js";
 import type { ReportView } from "../report/view.js";
 import type { Interruption } from "../run/interrupt.js";
 import { type ExecuteResult, executePlan } from "../run/schedule.js";
-import { baselineDurations, casesOfShard, type Durations } from "../run/shard.js";
+import { casesOfShard, type Durations } from "../run/shard.js";
 import type { AttemptResult } from "../run/types.js";
 import {
   isolationGap,
@@ -184,11 +185,7 @@ export async function runEvals(opts: RunOptions, deps: RunDeps, planned?: Plan):
   const unsealed = baseline && unsealedNote(baseline, "the baseline");
   if (unsealed) deps.logger.info(`note: ${unsealed}`);
   const times = baseline ?? opts.shardTimes;
-  const plan = shardPlan(
-    loaded,
-    opts.shard,
-    opts.shard && times ? await baselineDurations(times) : undefined,
-  );
+  const plan = shardPlan(loaded, opts.shard, opts.shard && times ? await caseDurations(times) : undefined);
   for (const note of plan.notes) deps.logger.info(`note: ${note}`);
   return runPlan(plan, opts, deps, baseline);
 }

@@ -12,8 +12,8 @@
 import { lstat, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
-import type { Usage } from "../run/types.js";
 import { withCost } from "./prices.js";
+import type { Usage } from "./types.js";
 
 const MAX_BYTES = 1024 * 1024;
 const count = z.number().int().nonnegative().nullable();

@@ -7,12 +7,11 @@
 import { appendFile } from "node:fs/promises";
 import path from "node:path";
 import type { TargetSpec } from "../config/types.js";
-import type { Usage } from "../run/types.js";
 import { findProgram } from "../sandbox/commands.js";
 import { withCost } from "./prices.js";
 import type { Preset, StreamOutcome } from "./stream.js";
 import { JsonLines, type TranscriptEntry, TranscriptWriter } from "./transcript.js";
-import type { AgentContext, AgentOutcome, Provider } from "./types.js";
+import type { AgentContext, AgentOutcome, Provider, Usage } from "./types.js";
 
 export const TRANSCRIPT_FILE = "transcript.jsonl";
 

@@ -8,7 +8,7 @@
  * `output` of output tokens (reasoning included). Long-context tiers (Gemini 2.5 Pro above 200k
  * prompt tokens) and cache-write surcharges are not modelled: the figure is the short-prompt tier.
  */
-import type { Usage } from "../run/types.js";
+import type { Usage } from "./types.js";
 
 export interface Price {
   inputPerMtok: number;

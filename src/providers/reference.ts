@@ -62,7 +62,7 @@ export const referenceProvider: Provider = {
     };
     if (result.exitCode !== 0) {
       const size = (await readFile(patchFile)).length;
-      outcome.error = `the reference patch (${size} bytes) does not apply to the baseline: ${text.trim().split("\n").slice(-2).join(" / ")}`;
+      outcome.error = `the reference patch (${size} bytes) does not apply to the start commit: ${text.trim().split("\n").slice(-2).join(" / ")}`;
     }
     return outcome;
   },

@@ -1,7 +1,20 @@
 /** The contract between the attempt lifecycle and an agent provider. */
 import type { TargetSpec, TestSpec } from "../config/types.js";
-import type { Usage } from "../run/types.js";
 import type { ProcessRunner } from "../sandbox/process.js";
+
+/** What an agent used: tokens, cost, turns. Unknown values are null, never invented. */
+export interface Usage {
+  inputTokens: number | null;
+  outputTokens: number | null;
+  cachedTokens: number | null;
+  costUsd: number | null;
+  /** Where the cost comes from: the agent's own report, or evalgate's documented price table. */
+  costSource: "agent" | "price_table" | null;
+  turns: number | null;
+  toolCalls: number | null;
+  model: string | null;
+  agentVersion: string | null;
+}
 
 export interface AgentContext {
   target: TargetSpec;

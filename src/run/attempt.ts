@@ -8,6 +8,7 @@ import path from "node:path";
 import { formatSize } from "../config/size.js";
 import { agentFolder, type CaseSpec } from "../config/types.js";
 import { providerFor } from "../providers/index.js";
+import type { Usage } from "../providers/types.js";
 import { sandboxedRunner } from "../sandbox/bwrap.js";
 import { buildEnv } from "../sandbox/env.js";
 import { type ProcessRunner, runnerWith } from "../sandbox/process.js";
@@ -24,17 +25,17 @@ import {
 } from "../workspace/attempt.js";
 import { discardTree } from "../workspace/discard.js";
 import { installVerifiers, restoreProtected } from "../workspace/protect.js";
-import type { PreparedBaseline } from "../workspace/start.js";
+import type { PreparedStart } from "../workspace/start.js";
 import { decideStatus, type StageFacts, WORKSPACE_REPLACED } from "./status.js";
-import type { AgentRecord, AttemptResult, Usage } from "./types.js";
+import type { AgentRecord, AttemptResult } from "./types.js";
 import { disagreesWithCase, verifyPlan } from "./verify.js";
 
 export interface AttemptInput {
   spec: CaseSpec;
   attempt: number;
   retry: number;
-  /** The prepared baseline, or why it could not be prepared. */
-  baseline: PreparedBaseline | { failure: "seed" | "setup"; message: string; setupLog?: string };
+  /** The prepared start (tree and commit), or why it could not be prepared. */
+  start: PreparedStart | { failure: "seed" | "setup"; message: string; setupLog?: string };
   /** Private scratch folder of this attempt (workspace, HOME, TMPDIR, prompt). */
   workDir: string;
   /** The attempt's folder in the bundle. */
@@ -46,7 +47,7 @@ export interface AttemptInput {
   bwrap?: string;
   /** What a sandboxed agent may not read wherever it lies (verifiers, references, the bundle). */
   hidden?: readonly string[];
-  /** The tries of this case finished so far (for the automatic verifier rerun, gate/verify.ts). */
+  /** The tries of this case finished so far (for the automatic verifier rerun, run/verify.ts). */
   peers?: () => readonly AttemptResult[];
 }
 
@@ -83,7 +84,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
       phases,
       dirName: input.dirName,
     };
-    if ("sha" in input.baseline) r.baselineSha = input.baseline.sha;
+    if ("sha" in input.start) r.startSha = input.start.sha;
     if (facts.agent) r.agent = facts.agent;
     if (usage) r.usage = usage;
     if (transcript) r.transcript = transcript;
@@ -94,7 +95,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     return r;
   };
 
-  const b = input.baseline;
+  const b = input.start;
   if ("failure" in b) {
     if (b.setupLog) await copyFile(b.setupLog, path.join(evidenceDir, "setup.log")).catch(() => undefined);
     if (b.failure === "setup") facts.setupError = b.message;

@@ -1,5 +1,5 @@
 /**
- * The scheduler: prepares each distinct baseline once, then runs every attempt of every case with a
+ * The scheduler: prepares each distinct start (seed + setup, committed) once, then runs every attempt of every case with a
  * concurrency limit. Attempts are interleaved (attempt 1 of every case, then attempt 2, ...), so a
  * run stopped early still holds comparable evidence for every case. Errored attempts are retried
  * when the gate says so; once a root eval file's budget is spent, its remaining attempts are
@@ -12,7 +12,7 @@ import type { CaseSpec, Plan } from "../config/types.js";
 import { ConfigError, type ConfigProblem } from "../errors.js";
 import type { ProcessRunner } from "../sandbox/process.js";
 import { WorkspaceError } from "../workspace/errors.js";
-import { BaselineStore, baselineKey, type PreparedBaseline } from "../workspace/start.js";
+import { type PreparedStart, StartStore, startKey } from "../workspace/start.js";
 import { type AttemptInput, runAttempt } from "./attempt.js";
 import { BudgetTracker } from "./budget.js";
 import { type Interruption, interruptedAttempt } from "./interrupt.js";
@@ -28,12 +28,12 @@ export interface RunHooks {
   attemptsPlanned?(spec: CaseSpec, count: number): void;
   /** Called when a retry is added to the plan. */
   retryPlanned?(spec: CaseSpec, attempt: number, retry: number): void;
-  baselinePrepared?(spec: CaseSpec, baseline: PreparedBaseline): void;
+  startPrepared?(spec: CaseSpec, start: PreparedStart): void;
 }
 
 export interface ExecuteOptions {
   plan: Plan;
-  /** Scratch space for baselines and attempt workspaces (outside the user's checkout). */
+  /** Scratch space for prepared starts and attempt workspaces (outside the user's checkout). */
   workRoot: string;
   runner: ProcessRunner;
   keepWorkspaces: boolean;
@@ -62,7 +62,7 @@ export interface ExecuteResult {
   budgetStops: Map<string, string>;
 }
 
-type BaselineOutcome = AttemptInput["baseline"];
+type StartOutcome = AttemptInput["start"];
 
 function slug(text: string): string {
   return text.replace(/[^A-Za-z0-9._-]+/g, "-").slice(0, 60);
@@ -84,20 +84,17 @@ function seedProblem(c: CaseSpec, error: WorkspaceError): ConfigProblem {
 }
 
 /**
- * Prepares every distinct baseline of the plan. A user mistake found on the way (a ref that does
+ * Prepares every distinct start of the plan. A user mistake found on the way (a ref that does
  * not exist, a refused archive, ...) is a ConfigError, raised before any agent runs.
  */
-async function prepareBaselines(
-  opts: ExecuteOptions,
-  store: BaselineStore,
-): Promise<Map<string, BaselineOutcome>> {
+async function prepareStarts(opts: ExecuteOptions, store: StartStore): Promise<Map<string, StartOutcome>> {
   const limit = pLimit(Math.max(1, opts.plan.concurrency));
   const byKey = new Map<string, CaseSpec>();
   for (const c of opts.plan.cases) {
-    const key = baselineKey(c.test.workspace, c.timeouts.setupMs);
+    const key = startKey(c.test.workspace, c.timeouts.setupMs);
     if (!byKey.has(key)) byKey.set(key, c);
   }
-  const outcomes = new Map<string, BaselineOutcome>();
+  const outcomes = new Map<string, StartOutcome>();
   const problems: ConfigProblem[] = [];
   await Promise.all(
     [...byKey.entries()].map(([key, c]) =>
@@ -105,14 +102,14 @@ async function prepareBaselines(
         try {
           const b = await store.prepare(c.test.workspace, c.timeouts.setupMs);
           outcomes.set(key, b);
-          opts.hooks.baselinePrepared?.(c, b);
+          opts.hooks.startPrepared?.(c, b);
         } catch (error) {
           if (!(error instanceof WorkspaceError)) throw error;
           if (error.failure === "config") {
             problems.push(seedProblem(c, error));
             return;
           }
-          const failed: BaselineOutcome = {
+          const failed: StartOutcome = {
             failure: error.failure === "setup" ? "setup" : "seed",
             message: error.message,
           };
@@ -158,8 +155,8 @@ const isRetryable = (r: AttemptResult) =>
 
 export async function executePlan(opts: ExecuteOptions): Promise<ExecuteResult> {
   const now = opts.now ?? (() => Date.now());
-  const store = new BaselineStore(opts.workRoot, opts.runner);
-  const baselines = await prepareBaselines(opts, store);
+  const store = new StartStore(opts.workRoot, opts.runner);
+  const starts = await prepareStarts(opts, store);
   const budgets = new BudgetTracker(opts.plan.roots, now);
   const runs: CaseRun[] = opts.plan.cases.map((spec) => ({ spec, tries: [] }));
   const limit = pLimit(Math.max(1, opts.plan.concurrency));
@@ -205,7 +202,7 @@ export async function executePlan(opts: ExecuteOptions): Promise<ExecuteResult> 
       spec: effective,
       attempt,
       retry,
-      baseline: baselines.get(baselineKey(spec.test.workspace, spec.timeouts.setupMs))!,
+      start: starts.get(startKey(spec.test.workspace, spec.timeouts.setupMs))!,
       workDir: path.join(opts.workRoot, "attempts", `${caseIndex}-${slug(spec.test.id)}`, dirName),
       evidenceDir: opts.hooks.evidenceDir(spec, dirName),
       dirName,

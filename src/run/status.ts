@@ -1,8 +1,8 @@
 /**
- * An attempt's status from what happened in its stages (SPEC §3). The first stage that went wrong
- * decides, except that tampering with protected paths outranks everything after the workspace was
- * made (docs/decisions/0041); an agent that timed out or crashed is still scored, and the record
- * keeps both.
+ * An attempt's status from what happened in its stages (README, "Attempts and verdicts"). The
+ * first stage that went wrong decides, except that tampering with protected paths outranks
+ * everything after the workspace was made (docs/decisions/0041); an agent that timed out or crashed
+ * is still scored, and the record keeps both.
  */
 import type { Grading } from "../scorers/grading.js";
 import type { AgentRecord, AttemptStatus, FailureKind, FailureStage } from "./types.js";

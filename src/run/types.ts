@@ -1,5 +1,6 @@
 /** What the run stage produces: one record per attempt (and per retry of an attempt). */
 import type { CaseSpec } from "../config/types.js";
+import type { Usage } from "../providers/types.js";
 import type { Grading } from "../scorers/grading.js";
 import type { ChangedFile } from "../workspace/attempt.js";
 
@@ -18,20 +19,6 @@ export type FailureKind =
   | "workspace_error"
   | "budget_exceeded"
   | "cancelled";
-
-/** What an agent used: tokens, cost, turns. Unknown values are null, never invented. */
-export interface Usage {
-  inputTokens: number | null;
-  outputTokens: number | null;
-  cachedTokens: number | null;
-  costUsd: number | null;
-  /** Where the cost comes from: the agent's own report, or evalgate's documented price table. */
-  costSource: "agent" | "price_table" | null;
-  turns: number | null;
-  toolCalls: number | null;
-  model: string | null;
-  agentVersion: string | null;
-}
 
 export interface AgentRecord {
   exitCode: number | null;
@@ -70,7 +57,8 @@ export interface AttemptResult {
   finishedAt: string;
   durationMs: number;
   phases: { workspaceMs: number; agentMs: number; diffMs: number; scorersMs: number };
-  baselineSha?: string;
+  /** The start commit the attempt began from (the diff is against it). */
+  startSha?: string;
   agent?: AgentRecord;
   diff?: DiffRecord;
   grading?: Grading;
@@ -90,7 +78,7 @@ export interface AttemptResult {
   dirName: string;
 }
 
-/** Reruns of the scorers on one attempt's final workspace (gate/verify.ts). */
+/** Reruns of the scorers on one attempt's final workspace (run/verify.ts). */
 export interface VerifyRecord {
   /** Gradings in all: the first and the reruns. */
   runs: number;

@@ -5,7 +5,8 @@
  * partial sum from a complete one.
  */
 import { roundUsd } from "../providers/prices.js";
-import type { AttemptResult, Usage } from "./types.js";
+import type { Usage } from "../providers/types.js";
+import type { AttemptResult } from "./types.js";
 
 export interface UsageTotals {
   inputTokens: number | null;

@@ -240,7 +240,7 @@ export const testsScorer: Scorer = {
   async run(ctx: ScorerContext): Promise<ScorerResult> {
     const o = ctx.spec.options as TestsOptions;
     const base = o.cwd ? path.resolve(ctx.workspace, o.cwd) : ctx.workspace;
-    // A report left in the workspace (by the baseline, a previous run or the agent) must never
+    // A report left in the workspace (by the start tree, a previous run or the agent) must never
     // stand in for the one this command writes.
     for (const f of await reportFiles(ctx.workspace, base, o.report)) {
       await rm(f, { force: true, recursive: false }).catch(() => undefined);

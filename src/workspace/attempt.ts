@@ -1,6 +1,6 @@
 /**
- * One attempt's workspace: a fresh copy of the prepared baseline, and the capture of what the
- * agent changed as a patch that `git apply` accepts on the baseline.
+ * One attempt's workspace: a fresh copy of the prepared start tree, and the capture of what
+ * the agent changed as a patch that `git apply` accepts on the start commit.
  */
 import { constants } from "node:fs";
 import { copyFile, lstat, mkdir, mkdtemp, rm } from "node:fs/promises";
@@ -10,16 +10,16 @@ import { DEFAULT_LIMITS } from "../config/types.js";
 import { copyTree } from "./copy.js";
 import { GitError, git, gitBytes, gitCapped, nulInput, nulParts } from "./git.js";
 import { type OversizeFile, stageOversize } from "./oversize.js";
-import type { PreparedBaseline } from "./start.js";
+import type { PreparedStart } from "./start.js";
 import { tempRoot } from "./temp.js";
 import { unlockWorkspace } from "./unlock.js";
 
 /**
  * Copies the prepared tree (with its .git and the files setup left untracked or ignored) to
- * `dest`. No file is shared with the baseline: see copy.ts.
+ * `dest`. No file is shared with the start tree: see copy.ts.
  */
-export async function materializeAttempt(baseline: PreparedBaseline, dest: string): Promise<void> {
-  await copyTree(baseline.dir, dest, baseline.copyMethod ?? "copy");
+export async function materializeAttempt(start: PreparedStart, dest: string): Promise<void> {
+  await copyTree(start.dir, dest, start.copyMethod ?? "copy");
 }
 
 export type ChangeStatus = "added" | "modified" | "deleted" | "renamed" | "copied" | "type_changed";
@@ -96,30 +96,30 @@ const STATUS: Record<string, ChangeStatus> = {
 };
 
 /**
- * Captures the workspace's changes against the baseline commit. The capture reads the baseline's
+ * Captures the workspace's changes against the start commit. The capture reads the start commit's
  * objects from the capture store (never from the workspace's .git, which the agent may have
  * rewritten, nor from the prepared tree's, which later attempts copy), writes the objects it makes
  * to a scratch object folder of its own, removed afterwards, and uses a private index.
  */
 export async function captureDiff(
-  baseline: PreparedBaseline,
+  start: PreparedStart,
   workTree: string,
   indexFile: string,
   maxPatchBytes = DEFAULT_LIMITS.diffBytes,
 ): Promise<CapturedDiff> {
-  const gitDir = baseline.captureGitDir ?? path.join(baseline.dir, ".git");
+  const gitDir = start.captureGitDir ?? path.join(start.dir, ".git");
   // Next to the capture store, outside the agent's attempt folder (never inside the prepared tree).
-  const scratch = baseline.captureGitDir ? path.dirname(gitDir) : tempRoot();
+  const scratch = start.captureGitDir ? path.dirname(gitDir) : tempRoot();
   const objects = await mkdtemp(path.join(scratch, "capture-objects-"));
   try {
-    return await captureWith(baseline, workTree, indexFile, maxPatchBytes, gitDir, objects);
+    return await captureWith(start, workTree, indexFile, maxPatchBytes, gitDir, objects);
   } finally {
     await rm(objects, { recursive: true, force: true });
   }
 }
 
 async function captureWith(
-  baseline: PreparedBaseline,
+  start: PreparedStart,
   workTree: string,
   indexFile: string,
   maxPatchBytes: number,
@@ -144,7 +144,7 @@ async function captureWith(
   const unlocked = await unlockWorkspace(workTree);
   const oversize = await stageOversize(workTree, opts, maxPatchBytes);
   const removedSpecial = await addAll(workTree, opts);
-  const hidden = await hiddenByAgent(baseline.dir, opts);
+  const hidden = await hiddenByAgent(start.dir, opts);
   if (hidden.length > 0) {
     oversize.push(...(await stageOversize(workTree, opts, maxPatchBytes, hidden)));
     await git(["add", "-f", "--pathspec-from-file=-", "--pathspec-file-nul"], {
@@ -159,7 +159,7 @@ async function captureWith(
       "diff",
       "--cached",
       "-M",
-      baseline.sha,
+      start.sha,
       "--raw",
       "--numstat",
       "-z",
@@ -220,13 +220,13 @@ async function ignoredInside(
   return out;
 }
 
-/** Which of `paths` the baseline's own ignore rules (its .gitignore files) ignore. */
-async function ignoredByBaseline(baselineDir: string, env: Record<string, string>, paths: Buffer[]) {
+/** Which of `paths` the start tree's own ignore rules (its .gitignore files) ignore. */
+async function ignoredByStart(startDir: string, env: Record<string, string>, paths: Buffer[]) {
   if (paths.length === 0) return new Set<string>();
   const out = await gitBytes(["check-ignore", "-z", "--stdin", "--no-index"], {
-    cwd: baselineDir,
+    cwd: startDir,
     // check-ignore takes paths, and refuses the literal-pathspec switch.
-    env: { ...env, GIT_WORK_TREE: baselineDir, GIT_LITERAL_PATHSPECS: "0" },
+    env: { ...env, GIT_WORK_TREE: startDir, GIT_LITERAL_PATHSPECS: "0" },
     input: nulInput(paths),
   }).catch((error: unknown) => {
     // Exit status 1: none of them is ignored.
@@ -238,22 +238,22 @@ async function ignoredByBaseline(baselineDir: string, env: Record<string, string
 
 /**
  * New files the agent hid from `git add -A` with ignore rules of its own (a .gitignore that also
- * ignores itself leaves no trace in the diff): ignored in the workspace but not by the baseline's
- * rules. Folders ignored as a whole by the baseline (node_modules) are not walked. Names are kept
+ * ignores itself leaves no trace in the diff): ignored in the workspace but not by the start
+ * tree's rules. Folders ignored as a whole by the start tree (node_modules) are not walked. Names are kept
  * as bytes: one that is not UTF-8 must still name its file when it is added.
  */
 async function hiddenByAgent(
-  baselineDir: string,
+  startDir: string,
   opts: { cwd: string; env: Record<string, string> },
 ): Promise<Buffer[]> {
   const others = ["ls-files", "-z", "--others", "--ignored", "--exclude-standard"];
   const listed = nulParts(await gitBytes([...others, "--directory"], opts));
-  const skip = await ignoredByBaseline(baselineDir, opts.env, listed);
+  const skip = await ignoredByStart(startDir, opts.env, listed);
   const kept = listed.filter((p) => !skip.has(key(p)));
   const isFolder = (p: Buffer) => p[p.length - 1] === 0x2f;
-  // Every folder's files are listed first, then checked against the baseline's rules in one call.
+  // Every folder's files are listed first, then checked against the start tree's rules in one call.
   const inner = await ignoredInside(kept.filter(isFolder), others, opts);
-  const innerSkip = await ignoredByBaseline(baselineDir, opts.env, [...inner.values()].flat());
+  const innerSkip = await ignoredByStart(startDir, opts.env, [...inner.values()].flat());
   const out = new Map<string, Buffer>();
   for (const p of kept) {
     if (!isFolder(p)) {

@@ -1,7 +1,7 @@
 /**
- * Copying a prepared baseline into an attempt's workspace: every file a copy of its own (an agent
- * that edits a file in place must not change the baseline or another attempt, so no hard links),
- * as fast as the filesystem allows. See docs/decisions/0030-prepared-baseline-copies.md.
+ * Copying a prepared start tree into an attempt's workspace: every file a copy of its own (an
+ * agent that edits a file in place must not change the start tree or another attempt, so no hard
+ * links), as fast as the filesystem allows. See docs/decisions/0030-prepared-start-copies.md.
  */
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";

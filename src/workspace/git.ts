@@ -1,5 +1,5 @@
 /**
- * evalgate's own git commands (seeding, baseline commits, diff capture). They run with a fixed
+ * evalgate's own git commands (seeding, start commits, diff capture). They run with a fixed
  * identity and without the user's or system git configuration, so results do not depend on the
  * machine.
  */

@@ -1,6 +1,6 @@
 /**
  * What the scorers see besides the agent's work. Protected paths are compared with the prepared
- * baseline and put back as they were (edits, deletions, additions, mode and type changes, a folder
+ * start tree and put back as they were (edits, deletions, additions, mode and type changes, a folder
  * swapped for a symlink), and hidden verifiers are copied in fresh, after the agent has finished.
  * The comparison walks the trees themselves rather than trusting git: an agent can hide a new file
  * from `git add` with a .gitignore line, but not from a walk.
@@ -23,7 +23,7 @@ import picomatch from "picomatch";
 import type { VerifierSpec } from "../config/types.js";
 import { under } from "./git.js";
 import { pathMatcher } from "./path-glob.js";
-import type { PreparedBaseline } from "./start.js";
+import type { PreparedStart } from "./start.js";
 
 interface Entry {
   /** The path relative to the tree, byte for byte (a name need not be UTF-8). */
@@ -92,20 +92,20 @@ async function walk(root: string, globs: readonly string[]): Promise<Tree> {
   return out;
 }
 
-/** Walks of prepared baselines, per set of globs. */
-const baselineWalks = new WeakMap<Pick<PreparedBaseline, "dir">, Map<string, Promise<Tree>>>();
+/** Walks of prepared start trees, per set of globs. */
+const startWalks = new WeakMap<Pick<PreparedStart, "dir">, Map<string, Promise<Tree>>>();
 
 /**
- * The protected entries of a prepared baseline. It never changes, so it is walked once per set of
+ * The protected entries of a prepared start tree. It never changes, so it is walked once per set of
  * globs and the walk is shared by all its attempts; a walk that failed is not kept.
  */
-function walkBaseline(baseline: Pick<PreparedBaseline, "dir">, globs: readonly string[]): Promise<Tree> {
-  const walks = baselineWalks.get(baseline) ?? new Map<string, Promise<Tree>>();
-  baselineWalks.set(baseline, walks);
+function walkStart(start: Pick<PreparedStart, "dir">, globs: readonly string[]): Promise<Tree> {
+  const walks = startWalks.get(start) ?? new Map<string, Promise<Tree>>();
+  startWalks.set(start, walks);
   const key = JSON.stringify(globs);
   let p = walks.get(key);
   if (!p) {
-    p = walk(baseline.dir, globs);
+    p = walk(start.dir, globs);
     walks.set(key, p);
     p.catch(() => walks.delete(key));
   }
@@ -135,10 +135,10 @@ async function realParents(root: string, rel: Buffer | string): Promise<void> {
   }
 }
 
-async function putBack(baseline: string, ws: string, entry: Entry): Promise<void> {
+async function putBack(startDir: string, ws: string, entry: Entry): Promise<void> {
   await realParents(ws, entry.name);
   const dest = under(ws, entry.name);
-  const from = under(baseline, entry.name);
+  const from = under(startDir, entry.name);
   if (entry.kind === "dir") {
     const s = await lstat(dest).catch(() => undefined);
     if (!s?.isDirectory()) {
@@ -157,18 +157,18 @@ async function putBack(baseline: string, ws: string, entry: Entry): Promise<void
 }
 
 /**
- * Compares the protected paths of the workspace with the baseline, puts back every difference, and
+ * Compares the protected paths of the workspace with the start tree, puts back every difference, and
  * returns the paths the agent changed (sorted; a folder whose type or mode changed is listed with
  * a trailing `/`).
  */
 export async function restoreProtected(
-  prepared: Pick<PreparedBaseline, "dir">,
+  prepared: Pick<PreparedStart, "dir">,
   ws: string,
   globs: readonly string[],
 ): Promise<string[]> {
   if (globs.length === 0) return [];
-  const baseline = prepared.dir;
-  const [before, after] = await Promise.all([walkBaseline(prepared, globs), walk(ws, globs)]);
+  const startDir = prepared.dir;
+  const [before, after] = await Promise.all([walkStart(prepared, globs), walk(ws, globs)]);
   const changed = new Set<string>();
   // Names are shown as UTF-8 (a byte that is not becomes U+FFFD).
   const label = (e: Entry) => `${e.name.toString("utf8")}${e.kind === "dir" ? "/" : ""}`;
@@ -187,11 +187,11 @@ export async function restoreProtected(
       a.kind === b.kind &&
       a.mode === b.mode &&
       (b.kind === "dir" ||
-        (a.size === b.size && (await sameContent(under(ws, b.name), under(baseline, b.name), b))));
+        (a.size === b.size && (await sameContent(under(ws, b.name), under(startDir, b.name), b))));
     if (same) continue;
     // A folder that is gone is reported through the files it held.
     if (!(b.kind === "dir" && a === undefined)) changed.add(label(b));
-    await putBack(baseline, ws, b);
+    await putBack(startDir, ws, b);
   }
   return [...changed].sort();
 }

@@ -1,5 +1,5 @@
 /**
- * Seeds: the starting tree of a workspace, materialized once per run into the prepared baseline's
+ * Seeds: the starting tree of a workspace, materialized once per run into the prepared start's
  * folder as a git repository (path: copied; git: fetched at its ref; archive: checked, then
  * unpacked; empty: nothing).
  */

@@ -1,6 +1,7 @@
 /**
- * The prepared baseline: a seed materialized once per run (per distinct seed and setup), the
- * platform setup run in it, and everything committed. Every attempt starts from a copy of it.
+ * The prepared start: a seed materialized once per run (per distinct seed and setup), the platform
+ * setup run in it, and everything committed as the start commit. Every attempt starts from a copy
+ * of this start tree, and its diff is captured against the start commit.
  */
 import { createHash } from "node:crypto";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
@@ -14,15 +15,19 @@ import { WorkspaceError } from "./errors.js";
 import { git } from "./git.js";
 import { describeSeed, materializeSeed } from "./seed.js";
 
-export const BASELINE_TAG = "evalgate-baseline";
+/**
+ * The tag on the start commit. Its name predates the word "start commit" and stays: the README
+ * documents it and users' setup and scorer scripts may refer to it.
+ */
+export const START_TAG = "evalgate-baseline";
 
-export interface PreparedBaseline {
+export interface PreparedStart {
   key: string;
   /** The prepared working tree (with its .git): the repository root. */
   dir: string;
   /** The folder (relative, `/`-separated) where setup and the agent run, when not the root. */
   subdir?: string;
-  /** The baseline commit. */
+  /** The start commit. */
   sha: string;
   /** The setup log, when a setup command ran. */
   setupLog?: string;
@@ -38,8 +43,8 @@ export interface PreparedBaseline {
   captureGitDir?: string;
 }
 
-/** One baseline per distinct seed, setup and setup timeout (where a seed is written does not count). */
-export function baselineKey(ws: WorkspaceSpec, setupTimeoutMs: number): string {
+/** One start per distinct seed, setup and setup timeout (where a seed is written does not count). */
+export function startKey(ws: WorkspaceSpec, setupTimeoutMs: number): string {
   const setup = {
     c: ws.setup.command,
     e: ws.setup.envPassthrough,
@@ -63,6 +68,7 @@ async function commitEverything(dir: string): Promise<string> {
     (out) => out.trim(),
     () => undefined,
   );
+  // The message predates the word "start commit" and stays: agents see it in `git log`.
   const sha = (
     await git(["commit-tree", tree, ...(parent ? ["-p", parent] : []), "-m", "evalgate baseline"], {
       cwd: dir,
@@ -71,22 +77,22 @@ async function commitEverything(dir: string): Promise<string> {
   // HEAD follows its branch when it has one (a fresh repository's main), else it is detached.
   await git(["update-ref", "--stdin"], {
     cwd: dir,
-    input: [`update HEAD ${sha}`, `update refs/tags/${BASELINE_TAG} ${sha}`, ""].join("\n"),
+    input: [`update HEAD ${sha}`, `update refs/tags/${START_TAG} ${sha}`, ""].join("\n"),
   });
   return sha;
 }
 
-export class BaselineStore {
-  private readonly prepared = new Map<string, Promise<PreparedBaseline>>();
+export class StartStore {
+  private readonly prepared = new Map<string, Promise<PreparedStart>>();
 
   constructor(
     private readonly workRoot: string,
     private readonly runner: ProcessRunner,
   ) {}
 
-  /** The prepared baseline for `ws`, made on first request and shared afterwards. */
-  prepare(ws: WorkspaceSpec, setupTimeoutMs: number): Promise<PreparedBaseline> {
-    const key = baselineKey(ws, setupTimeoutMs);
+  /** The prepared start for `ws`, made on first request and shared afterwards. */
+  prepare(ws: WorkspaceSpec, setupTimeoutMs: number): Promise<PreparedStart> {
+    const key = startKey(ws, setupTimeoutMs);
     let p = this.prepared.get(key);
     if (!p) {
       p = this.make(key, ws, setupTimeoutMs);
@@ -95,7 +101,8 @@ export class BaselineStore {
     return p;
   }
 
-  private async make(key: string, ws: WorkspaceSpec, setupTimeoutMs: number): Promise<PreparedBaseline> {
+  private async make(key: string, ws: WorkspaceSpec, setupTimeoutMs: number): Promise<PreparedStart> {
+    // The folder name predates the word "start" and stays: tests and users look for it there.
     const root = path.join(this.workRoot, "baselines", key);
     const dir = path.join(root, "tree");
     await rm(root, { recursive: true, force: true });
@@ -131,7 +138,7 @@ export class BaselineStore {
     const setupDurationMs = Math.round(performance.now() - started);
     const sha = await commitEverything(dir);
     // Every attempt copies this .git: one pack instead of thousands of loose objects makes the
-    // copy a handful of files (see docs/decisions/0030-prepared-baseline-copies.md).
+    // copy a handful of files (see docs/decisions/0030-prepared-start-copies.md).
     await git(["repack", "-d", "-q"], { cwd: dir });
     await writeFile(path.join(root, "sha"), sha);
     const copyMethod = await probeCopyMethod(root);
@@ -139,7 +146,7 @@ export class BaselineStore {
     // object stores it adds to or finds objects in.
     const captureGitDir = path.join(root, "capture.git");
     await copyTree(path.join(dir, ".git"), captureGitDir, copyMethod);
-    const result: PreparedBaseline = {
+    const result: PreparedStart = {
       key,
       dir,
       sha,
@@ -153,8 +160,8 @@ export class BaselineStore {
     return result;
   }
 
-  /** Reads a prepared baseline's setup log (for each attempt's setup.log). */
-  static async setupLogText(b: PreparedBaseline): Promise<string | undefined> {
+  /** Reads a prepared start's setup log (for each attempt's setup.log). */
+  static async setupLogText(b: PreparedStart): Promise<string | undefined> {
     return b.setupLog ? readFile(b.setupLog, "utf8") : undefined;
   }
 }

@@ -1,6 +1,6 @@
 /**
  * The step's outputs as a runner reads them (GITHUB_OUTPUT), from run() itself: `inconclusive`
- * counts the cases whose attempts did not settle their verdict (SPEC §7).
+ * counts the cases whose attempts did not settle their verdict (README, "Outputs").
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";

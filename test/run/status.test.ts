@@ -21,7 +21,7 @@ const graded = (passed: boolean, errored: string[] = []): Grading =>
     })),
   }) as unknown as Grading;
 
-describe("decideStatus: status, failure_stage and failure_kind (SPEC §3)", () => {
+describe("decideStatus: status, failure_stage and failure_kind", () => {
   const failing = { ...graded(false), score: 0.5 } as Grading;
   it.each<[string, StageFacts, string, string | undefined, string | undefined]>([
     [

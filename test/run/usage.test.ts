@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { AttemptResult, Usage } from "../../src/run/types.js";
+import type { Usage } from "../../src/providers/types.js";
+import type { AttemptResult } from "../../src/run/types.js";
 import { sumTotals, totalsOfAttempts, totalTokens } from "../../src/run/usage.js";
 import { usage } from "../helpers.js";
 

@@ -1,5 +1,5 @@
 /**
- * A real scorer context for scorer tests: a baseline git repository, an attempt workspace copied
+ * A real scorer context for scorer tests: a start git repository, an attempt workspace copied
  * from it, the agent's change applied, and the diff captured as the attempt lifecycle does.
  */
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
@@ -10,11 +10,11 @@ import { buildEnv } from "../../src/sandbox/env.js";
 import { ChildProcessRunner } from "../../src/sandbox/process.js";
 import type { ScorerContext } from "../../src/scorers/types.js";
 import { captureDiff } from "../../src/workspace/attempt.js";
-import type { PreparedBaseline } from "../../src/workspace/start.js";
+import type { PreparedStart } from "../../src/workspace/start.js";
 import { gitRepo, sh, tempDir } from "../helpers.js";
 
 export interface ContextInput {
-  /** The baseline's files. */
+  /** The start tree's files. */
   files: Record<string, string>;
   /** The agent's change: new contents, or null to delete. */
   change?: Record<string, string | null>;
@@ -27,10 +27,10 @@ export interface ContextInput {
 
 export async function scorerContext(input: ContextInput): Promise<ScorerContext> {
   const root = tempDir("evalgate-scorer-");
-  const baselineDir = gitRepo(input.files, path.join(root, "baseline"));
-  const sha = sh("git rev-parse HEAD", baselineDir).trim();
+  const startDir = gitRepo(input.files, path.join(root, "start"));
+  const sha = sh("git rev-parse HEAD", startDir).trim();
   const ws = path.join(root, "ws");
-  sh(`cp -a baseline ws`, root);
+  sh(`cp -a start ws`, root);
   for (const [rel, content] of Object.entries(input.change ?? {})) {
     const abs = path.join(ws, rel);
     if (content === null) rmSync(abs, { force: true });
@@ -39,14 +39,14 @@ export async function scorerContext(input: ContextInput): Promise<ScorerContext>
       writeFileSync(abs, content);
     }
   }
-  const baseline: PreparedBaseline = {
+  const start: PreparedStart = {
     key: "k",
-    dir: baselineDir,
+    dir: startDir,
     sha,
     setupDurationMs: 0,
     seedDescription: "test",
   };
-  const diff = await captureDiff(baseline, ws, path.join(root, "capture.index"));
+  const diff = await captureDiff(start, ws, path.join(root, "capture.index"));
   const options = scorerSchema.parse(input.options);
   const evalDir = input.evalDir ?? root;
   const spec: ScorerSpec = {

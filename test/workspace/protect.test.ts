@@ -15,16 +15,16 @@ import { describe, expect, it } from "vitest";
 import { installVerifiers, protectedMatcher, restoreProtected } from "../../src/workspace/protect.js";
 import { tempDir, writeFiles } from "../helpers.js";
 
-/** A baseline tree and a copy of it (as an attempt starts from). */
-function trees(files: Record<string, string>): { baseline: string; ws: string } {
+/** A start tree and a copy of it (as an attempt starts from). */
+function trees(files: Record<string, string>): { start: string; ws: string } {
   const root = tempDir();
-  const baseline = path.join(root, "baseline");
-  writeFiles(baseline, files);
-  mkdirSync(path.join(baseline, ".git"));
-  writeFileSync(path.join(baseline, ".git", "HEAD"), "ref: refs/heads/main\n");
+  const start = path.join(root, "start");
+  writeFiles(start, files);
+  mkdirSync(path.join(start, ".git"));
+  writeFileSync(path.join(start, ".git", "HEAD"), "ref: refs/heads/main\n");
   const ws = path.join(root, "ws");
-  execFileSync("cp", ["-a", baseline, ws]);
-  return { baseline, ws };
+  execFileSync("cp", ["-a", start, ws]);
+  return { start, ws };
 }
 
 const FILES = {
@@ -37,15 +37,15 @@ const FILES = {
 
 describe("restoreProtected", () => {
   it("finds nothing when the agent left protected paths alone, and keeps its other changes", async () => {
-    const { baseline, ws } = trees(FILES);
+    const { start, ws } = trees(FILES);
     writeFileSync(path.join(ws, "src/cart.js"), "fixed\n");
-    expect(await restoreProtected({ dir: baseline }, ws, ["test/**"])).toEqual([]);
+    expect(await restoreProtected({ dir: start }, ws, ["test/**"])).toEqual([]);
     expect(readFileSync(path.join(ws, "src/cart.js"), "utf8")).toBe("fixed\n");
   });
 
   it("puts back edits, deletions, additions, mode changes and a symlink swap, and lists each", async () => {
-    const { baseline, ws } = trees(FILES);
-    chmodSync(path.join(baseline, "test/run.sh"), 0o755);
+    const { start, ws } = trees(FILES);
+    chmodSync(path.join(start, "test/run.sh"), 0o755);
     chmodSync(path.join(ws, "test/run.sh"), 0o755);
     writeFileSync(path.join(ws, "test/cart.test.js"), "assert(true);\n"); // edit
     rmSync(path.join(ws, "test/helpers/util.js")); // delete
@@ -56,7 +56,7 @@ describe("restoreProtected", () => {
     writeFileSync(path.join(outside, "x.js"), "outside\n");
     rmSync(path.join(ws, "test/helpers"), { recursive: true });
     symlinkSync(outside, path.join(ws, "test/helpers")); // a folder swapped for a symlink out
-    const tampered = await restoreProtected({ dir: baseline }, ws, ["test/**"]);
+    const tampered = await restoreProtected({ dir: start }, ws, ["test/**"]);
     expect(tampered).toEqual([
       "test/cart.test.js",
       "test/extra.test.js",
@@ -73,18 +73,18 @@ describe("restoreProtected", () => {
     // Nothing was written through the symlink.
     expect(readFileSync(path.join(outside, "x.js"), "utf8")).toBe("outside\n");
     expect(existsSync(path.join(outside, "util.js"))).toBe(false);
-    // A second look finds the tree as the baseline had it.
-    expect(await restoreProtected({ dir: baseline }, ws, ["test/**"])).toEqual([]);
+    // A second look finds the tree as the start tree had it.
+    expect(await restoreProtected({ dir: start }, ws, ["test/**"])).toEqual([]);
   });
 
   it("sees a new file the agent hid from git with a .gitignore line, and a file swapped for a folder", async () => {
-    const { baseline, ws } = trees(FILES);
+    const { start, ws } = trees(FILES);
     writeFileSync(path.join(ws, ".gitignore"), "test/sneaky.test.js\n");
     writeFileSync(path.join(ws, "test/sneaky.test.js"), "assert(true);\n");
     rmSync(path.join(ws, "test/cart.test.js"));
     mkdirSync(path.join(ws, "test/cart.test.js"));
     writeFileSync(path.join(ws, "test/cart.test.js/inner"), "x\n");
-    expect(await restoreProtected({ dir: baseline }, ws, ["test"])).toEqual([
+    expect(await restoreProtected({ dir: start }, ws, ["test"])).toEqual([
       "test/cart.test.js",
       "test/cart.test.js/inner",
       "test/sneaky.test.js",
@@ -93,13 +93,13 @@ describe("restoreProtected", () => {
   });
 
   it("restores a protected symlink's target and files matched by a pattern anywhere", async () => {
-    const { baseline, ws } = trees({ ...FILES, "pkg/a/a.test.js": "a\n", "pkg/b/b.test.js": "b\n" });
-    symlinkSync("cart.test.js", path.join(baseline, "test/link.test.js"));
+    const { start, ws } = trees({ ...FILES, "pkg/a/a.test.js": "a\n", "pkg/b/b.test.js": "b\n" });
+    symlinkSync("cart.test.js", path.join(start, "test/link.test.js"));
     symlinkSync("cart.test.js", path.join(ws, "test/link.test.js"));
     rmSync(path.join(ws, "test/link.test.js"));
     symlinkSync("/etc/passwd", path.join(ws, "test/link.test.js"));
     writeFileSync(path.join(ws, "pkg/b/b.test.js"), "changed\n");
-    expect(await restoreProtected({ dir: baseline }, ws, ["**/*.test.js"])).toEqual([
+    expect(await restoreProtected({ dir: start }, ws, ["**/*.test.js"])).toEqual([
       "pkg/b/b.test.js",
       "test/link.test.js",
     ]);
@@ -107,9 +107,9 @@ describe("restoreProtected", () => {
   });
 
   it("never looks inside .git", async () => {
-    const { baseline, ws } = trees(FILES);
+    const { start, ws } = trees(FILES);
     writeFileSync(path.join(ws, ".git", "HEAD"), "changed\n");
-    expect(await restoreProtected({ dir: baseline }, ws, ["**"])).toEqual([]);
+    expect(await restoreProtected({ dir: start }, ws, ["**"])).toEqual([]);
   });
 });
 

@@ -19,7 +19,7 @@ import type { WorkspaceSpec } from "../../src/config/types.js";
 import { ChildProcessRunner } from "../../src/sandbox/process.js";
 import { captureDiff, materializeAttempt } from "../../src/workspace/attempt.js";
 import { WorkspaceError } from "../../src/workspace/errors.js";
-import { BaselineStore } from "../../src/workspace/start.js";
+import { StartStore } from "../../src/workspace/start.js";
 import { gitRepo, sh, tempDir, writeFiles } from "../helpers.js";
 
 const runner = new ChildProcessRunner();
@@ -33,7 +33,7 @@ function spec(seed: WorkspaceSpec["seed"], command?: string): WorkspaceSpec {
   };
 }
 
-describe("prepared baseline and attempt workspaces", () => {
+describe("prepared start and attempt workspaces", () => {
   it("captures additions, deletions, renames, mode changes, untracked and binary files as a patch git apply accepts", async () => {
     const src = tempDir();
     const lines = Array.from({ length: 40 }, (_, i) => `line ${i}`).join("\n");
@@ -44,10 +44,10 @@ describe("prepared baseline and attempt workspaces", () => {
       "run.sh": "echo hi\n",
       "keep.bin": "\u0000\u0001\u0002",
     });
-    const store = new BaselineStore(tempDir(), runner);
-    const baseline = await store.prepare(spec({ kind: "path", path: src }), 60_000);
+    const store = new StartStore(tempDir(), runner);
+    const start = await store.prepare(spec({ kind: "path", path: src }), 60_000);
     const ws = path.join(tempDir(), "ws");
-    await materializeAttempt(baseline, ws);
+    await materializeAttempt(start, ws);
 
     writeFileSync(path.join(ws, "a.txt"), "alpha changed\n");
     unlinkSync(path.join(ws, "b.txt"));
@@ -58,10 +58,10 @@ describe("prepared baseline and attempt workspaces", () => {
     writeFileSync(path.join(ws, "image.bin"), Buffer.from([0, 255, 1, 254, 0, 7]));
     writeFileSync(path.join(ws, "keep.bin"), Buffer.from([9, 0, 9]));
     symlinkSync("a.txt", path.join(ws, "link"));
-    // An agent that wipes its .git cannot hide its changes: capture uses the baseline's store.
+    // An agent that wipes its .git cannot hide its changes: capture uses the start commit's store.
     rmSync(path.join(ws, ".git"), { recursive: true, force: true });
 
-    const diff = await captureDiff(baseline, ws, path.join(tempDir(), "index"));
+    const diff = await captureDiff(start, ws, path.join(tempDir(), "index"));
     const byPath = Object.fromEntries(diff.files.map((f) => [f.path, f]));
     expect(byPath["a.txt"]).toMatchObject({ status: "modified", additions: 1, deletions: 1 });
     expect(byPath["b.txt"]).toMatchObject({ status: "deleted" });
@@ -73,9 +73,9 @@ describe("prepared baseline and attempt workspaces", () => {
     expect(byPath["keep.bin"]).toMatchObject({ status: "modified", binary: true });
     expect(byPath.link).toMatchObject({ status: "added" });
 
-    // The patch applies to a fresh checkout of the baseline and reproduces the workspace.
+    // The patch applies to a fresh checkout of the start commit and reproduces the workspace.
     const check = path.join(tempDir(), "check");
-    sh(`git clone -q ${baseline.dir} ${check} && git -C ${check} checkout -q ${baseline.sha}`, "/tmp");
+    sh(`git clone -q ${start.dir} ${check} && git -C ${check} checkout -q ${start.sha}`, "/tmp");
     const patch = path.join(tempDir(), "diff.patch");
     writeFileSync(patch, diff.patch);
     sh(`git apply --check ${patch} && git apply ${patch}`, check);
@@ -84,11 +84,11 @@ describe("prepared baseline and attempt workspaces", () => {
     expect(sh("git status --porcelain", check)).toContain("run.sh");
   });
 
-  it("gives every attempt a fresh copy; setup runs once, before the baseline commit, and is not in the diff", async () => {
+  it("gives every attempt a fresh copy; setup runs once, before the start commit, and is not in the diff", async () => {
     const src = tempDir();
     writeFiles(src, { "app.txt": "v1\n", ".gitignore": "deps/\n" });
     const work = tempDir();
-    const store = new BaselineStore(work, runner);
+    const store = new StartStore(work, runner);
     const ws = spec(
       { kind: "path", path: src },
       "mkdir -p deps && echo lib > deps/lib.txt && echo generated > gen.txt && echo ran >> ../setup-count",
@@ -110,23 +110,21 @@ describe("prepared baseline and attempt workspaces", () => {
     expect(existsSync(path.join(src, ".git"))).toBe(false);
   });
 
-  it("shares no file with the baseline or another attempt: an in-place edit stays in its attempt", async () => {
+  it("shares no file with the start tree or another attempt: an in-place edit stays in its attempt", async () => {
     const src = tempDir();
     writeFiles(src, {
       "app.txt": "original\n",
       "deps/lib.js": "module.exports = 1;\n",
       ".gitignore": "deps/\n",
     });
-    const store = new BaselineStore(tempDir(), runner);
-    const baseline = await store.prepare(spec({ kind: "path", path: src }), 60_000);
+    const store = new StartStore(tempDir(), runner);
+    const start = await store.prepare(spec({ kind: "path", path: src }), 60_000);
     const a = path.join(tempDir(), "a");
     const b = path.join(tempDir(), "b");
-    await Promise.all([materializeAttempt(baseline, a), materializeAttempt(baseline, b)]);
-    const [pack] = readdirSync(path.join(baseline.dir, ".git/objects/pack")).filter((f) =>
-      f.endsWith(".pack"),
-    );
+    await Promise.all([materializeAttempt(start, a), materializeAttempt(start, b)]);
+    const [pack] = readdirSync(path.join(start.dir, ".git/objects/pack")).filter((f) => f.endsWith(".pack"));
     const packOf = (root: string) => path.join(root, ".git/objects/pack", pack!);
-    const basePack = readFileSync(packOf(baseline.dir));
+    const basePack = readFileSync(packOf(start.dir));
     // Writes through the same inode (open r+, write at offset 0), as `>>` or an mmap would: a hard
     // link would carry them to every copy. Tracked, ignored and .git files alike.
     for (const rel of ["app.txt", "deps/lib.js", `.git/objects/pack/${pack}`]) {
@@ -134,23 +132,23 @@ describe("prepared baseline and attempt workspaces", () => {
       const fd = openSync(path.join(a, rel), "r+");
       writeSync(fd, Buffer.from("XXXX"), 0, 4, 0);
       closeSync(fd);
-      expect(statSync(path.join(a, rel)).ino).not.toBe(statSync(path.join(baseline.dir, rel)).ino);
+      expect(statSync(path.join(a, rel)).ino).not.toBe(statSync(path.join(start.dir, rel)).ino);
     }
-    for (const root of [baseline.dir, b]) {
+    for (const root of [start.dir, b]) {
       expect(readFileSync(path.join(root, "app.txt"), "utf8")).toBe("original\n");
       expect(readFileSync(path.join(root, "deps/lib.js"), "utf8")).toBe("module.exports = 1;\n");
     }
-    expect(readFileSync(packOf(baseline.dir)).equals(basePack)).toBe(true);
+    expect(readFileSync(packOf(start.dir)).equals(basePack)).toBe(true);
     expect(readFileSync(packOf(b)).equals(basePack)).toBe(true);
-    // The capture of a reads the baseline's intact store, and sees exactly a's edit.
-    const diffA = await captureDiff(baseline, a, path.join(tempDir(), "i"));
+    // The capture of a reads the start commit's intact store, and sees exactly a's edit.
+    const diffA = await captureDiff(start, a, path.join(tempDir(), "i"));
     expect(diffA.files.map((f) => f.path)).toEqual(["app.txt"]);
-    const diffB = await captureDiff(baseline, b, path.join(tempDir(), "i"));
+    const diffB = await captureDiff(start, b, path.join(tempDir(), "i"));
     expect(diffB.files).toEqual([]);
   });
 
   it("reports a failing setup command as a setup failure with its log", async () => {
-    const store = new BaselineStore(tempDir(), runner);
+    const store = new StartStore(tempDir(), runner);
     const err = await store
       .prepare(spec({ kind: "empty" }, "echo installing; exit 3"), 60_000)
       .catch((e) => e);
@@ -175,7 +173,7 @@ describe("prepared baseline and attempt workspaces", () => {
       ["a short sha", v1.slice(0, 8), "v1\n"],
       ["no ref (the default branch)", undefined, "v2\n"],
     ])("checks out %s", async (_what, ref, content) => {
-      const store = new BaselineStore(tempDir(), runner);
+      const store = new StartStore(tempDir(), runner);
       for (const url of [repo, `file://${repo}`]) {
         const b = await store.prepare(spec({ kind: "git", url, ...(ref ? { ref } : {}) }), 60_000);
         expect(readFileSync(path.join(b.dir, "README.md"), "utf8")).toBe(content);
@@ -183,7 +181,7 @@ describe("prepared baseline and attempt workspaces", () => {
     });
 
     it("fails loudly on a ref that does not exist, never falling back to the default branch", async () => {
-      const store = new BaselineStore(tempDir(), runner);
+      const store = new StartStore(tempDir(), runner);
       const err = await store.prepare(spec({ kind: "git", url: repo, ref: "v9" }), 60_000).catch((e) => e);
       expect(err).toBeInstanceOf(WorkspaceError);
       expect(err.failure).toBe("config");
@@ -191,7 +189,7 @@ describe("prepared baseline and attempt workspaces", () => {
     });
 
     it("reports a repository that cannot be fetched", async () => {
-      const store = new BaselineStore(tempDir(), runner);
+      const store = new StartStore(tempDir(), runner);
       const err = await store
         .prepare(spec({ kind: "git", url: "/nonexistent/repo" }), 60_000)
         .catch((e) => e);
