@@ -12,8 +12,10 @@ import { CLI_NAMING } from "../cli/args.js";
 import { type ConfigProblem, didYouMean, ProblemList, UsageError } from "../errors.js";
 import { undetectableAdvice } from "../gate/adaptive.js";
 import { isWithin } from "../paths.js";
+import type { SandboxSpec } from "../sandbox/bwrap.js";
 import {
   AGENT_PLACEHOLDERS,
+  type Command,
   evalDirProgram,
   programOf,
   programProblem,
@@ -59,7 +61,6 @@ import {
   type Budget,
   type CaseGate,
   type CaseSpec,
-  type Command,
   DEFAULT_LIMITS,
   DEFAULT_TIMEOUTS,
   type EvalRoot,
@@ -67,7 +68,6 @@ import {
   type Limits,
   type Plan,
   type RepeatSetting,
-  type SandboxSpec,
   type ScorerSpec,
   type ScoringGuards,
   type SeedSpec,

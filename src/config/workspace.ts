@@ -5,13 +5,12 @@
 import { stat } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { toCommand, unknownPlaceholders, WORKSPACE_PLACEHOLDERS } from "../sandbox/commands.js";
+import { type Command, toCommand, unknownPlaceholders, WORKSPACE_PLACEHOLDERS } from "../sandbox/commands.js";
 import { keyPath, lineOf, type PathKey, type YamlSource } from "./load.js";
 import type { WorkspaceInput } from "./schema.js";
 import { parseSize } from "./size.js";
 import {
   type ArchiveLimits,
-  type Command,
   DEFAULT_ARCHIVE_LIMITS,
   type ScoringGuards,
   type SeedOrigin,

@@ -14,6 +14,7 @@ import { buildSummary, gateFromRows, wireEvals } from "../bundle/summary.js";
 import type { WireIndexRow, WireSummary } from "../bundle/wire.js";
 import { BundleWriter, checkNewBundleFolder, defaultBundleDir, type FinishedCase } from "../bundle/write.js";
 import { loadPlan, type PlanOptions } from "../config/plan.js";
+import { runSecrets } from "../config/secrets.js";
 import { type CaseSpec, identityKey, type Plan } from "../config/types.js";
 import { isDiskFull, UsageError } from "../errors.js";
 import { attemptsWanted } from "../gate/adaptive.js";
@@ -37,7 +38,6 @@ import {
 } from "../sandbox/isolation.js";
 import { liveProcesses, type ProcessOutcome, type ProcessRunner, runnerWith } from "../sandbox/process.js";
 import type { Redactor } from "../sandbox/redact.js";
-import { runSecrets } from "../sandbox/secrets.js";
 import { VERSION } from "../version.js";
 import { discardsSettled, removeTree } from "../workspace/discard.js";
 import { git } from "../workspace/git.js";
