@@ -32,17 +32,6 @@ import { deniedVariable, EVALGATE_VARIABLES } from "../sandbox/env.js";
 import { scorerFor } from "../scorers/index.js";
 import { discoverEvalFiles } from "./discover.js";
 import { parseDuration } from "./duration.js";
-import {
-  filePath,
-  keyPath,
-  lineOf,
-  mayFollowFromPruned,
-  type PathKey,
-  prunedUnder,
-  readYaml,
-  validateSalvaged,
-  type YamlSource,
-} from "./load.js";
 import type { OptionNaming } from "./options.js";
 import {
   caseFileSchema,
@@ -75,7 +64,18 @@ import {
   type Timeouts,
   type VerifierSpec,
 } from "./types.js";
+import { validateSalvaged } from "./validate.js";
 import { resolveWorkspace } from "./workspace.js";
+import {
+  filePath,
+  keyPath,
+  lineOf,
+  mayFollowFromPruned,
+  type PathKey,
+  prunedUnder,
+  readYaml,
+  type YamlSource,
+} from "./yaml.js";
 
 export interface PlanOptions {
   cwd: string;

@@ -6,7 +6,6 @@ import { stat } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Command, toCommand, unknownPlaceholders, WORKSPACE_PLACEHOLDERS } from "../sandbox/commands.js";
-import { keyPath, lineOf, type PathKey, type YamlSource } from "./load.js";
 import type { WorkspaceInput } from "./schema.js";
 import { parseSize } from "./size.js";
 import {
@@ -18,6 +17,7 @@ import {
   type SetupSpec,
   type WorkspaceSpec,
 } from "./types.js";
+import { keyPath, lineOf, type PathKey, type YamlSource } from "./yaml.js";
 
 /** What the planner offers this module: reporting problems and showing paths. */
 export interface WorkspaceContext {
