@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import { type ConfigProblem, didYouMean } from "../errors.js";
-import { SLUG_RULE, suggestSlug } from "./schema.js";
+import { SLUG_RULE, suggestSlug } from "./schema/values.js";
 import { keyPath, lineOf, type PathKey, type YamlSource } from "./yaml.js";
 
 export function valueAt(root: unknown, path: readonly PathKey[]): unknown {

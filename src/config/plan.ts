@@ -37,14 +37,13 @@ import {
   caseFileSchema,
   type EvalFileInput,
   evalFileSchema,
-  type GateInput,
   type IncludeInput,
-  PRESETS,
-  type ScorerInput,
-  type TargetInput,
   type TestInput,
-  type WorkspaceInput,
-} from "./schema.js";
+} from "./schema/eval-file.js";
+import type { GateInput } from "./schema/gate.js";
+import type { ScorerInput } from "./schema/scorers.js";
+import { PRESETS, type TargetInput } from "./schema/targets.js";
+import type { WorkspaceInput } from "./schema/workspace.js";
 import { parseSize } from "./size.js";
 import {
   type Budget,

@@ -5,7 +5,9 @@
 
 import type { SandboxSpec } from "../sandbox/bwrap.js";
 import type { Command } from "../sandbox/commands.js";
-import type { GATE_POLICIES, PROVIDERS, ScorerInput } from "./schema.js";
+import type { GATE_POLICIES } from "./schema/gate.js";
+import type { ScorerInput } from "./schema/scorers.js";
+import type { PROVIDERS } from "./schema/targets.js";
 
 export type GatePolicy = (typeof GATE_POLICIES)[number];
 export type ProviderName = (typeof PROVIDERS)[number];

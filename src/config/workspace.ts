@@ -6,7 +6,7 @@ import { stat } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Command, toCommand, unknownPlaceholders, WORKSPACE_PLACEHOLDERS } from "../sandbox/commands.js";
-import type { WorkspaceInput } from "./schema.js";
+import type { WorkspaceInput } from "./schema/workspace.js";
 import { parseSize } from "./size.js";
 import {
   type ArchiveLimits,

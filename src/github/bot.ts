@@ -11,7 +11,7 @@ import picomatch from "picomatch";
 import { type Bundle, rowKey } from "../bundle/read.js";
 import type { WireIndexRow } from "../bundle/wire.js";
 import { loadPlan } from "../config/plan.js";
-import type { GateInput } from "../config/schema.js";
+import type { GateInput } from "../config/schema/gate.js";
 import { UsageError } from "../errors.js";
 import type { Logger } from "../log.js";
 import type { RunOptions } from "../pipeline/run.js";

@@ -1,5 +1,5 @@
 /** `diff`: the shape of the agent's change: which files, how many, how many lines. */
-import type { ScorerInput } from "../config/schema.js";
+import type { ScorerInput } from "../config/schema/scorers.js";
 import { pathMatcher } from "../workspace/path-glob.js";
 import type { Scorer, ScorerContext, ScorerResult } from "./types.js";
 

@@ -1,7 +1,7 @@
 /** `file`: a file of the workspace exists (or not), contains a text, or matches a pattern. */
 import { readFile, realpath, stat } from "node:fs/promises";
 import path from "node:path";
-import type { ScorerInput } from "../config/schema.js";
+import type { ScorerInput } from "../config/schema/scorers.js";
 import { isWithin } from "../paths.js";
 import type { Scorer, ScorerContext, ScorerResult } from "./types.js";
 import { mustResolveInside } from "./workspace-path.js";

@@ -1,5 +1,5 @@
 /** The contract between the attempt lifecycle and a scorer. */
-import type { ScorerInput } from "../config/schema.js";
+import type { ScorerInput } from "../config/schema/scorers.js";
 import type { ScorerSpec, TestSpec } from "../config/types.js";
 import type { ProcessRunner } from "../sandbox/process.js";
 import type { CapturedDiff } from "../workspace/attempt.js";
