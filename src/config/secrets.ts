@@ -37,10 +37,6 @@ export function secretVariables(plan: Plan): Map<string, string[]> {
  * The values of the plan's secret variables in `env`, the runner's credentials there, and `extra`
  * values (the action's GitHub token, which need not be in `env`), as a Redactor.
  */
-export function runSecrets(
-  plan: Plan,
-  env: NodeJS.ProcessEnv = process.env,
-  extra: readonly string[] = [],
-): RunSecrets {
+export function runSecrets(plan: Plan, env: NodeJS.ProcessEnv, extra: readonly string[] = []): RunSecrets {
   return secretsOf(secretVariables(plan).keys(), env, extra);
 }
