@@ -12,7 +12,14 @@ import { StreamLogger } from "../log.js";
 import type { RunOptions } from "../pipeline/run.js";
 import type { Progress } from "../report/console.js";
 import { VERSION } from "../version.js";
-import { parseConcurrency, parsePositiveInt, parseRepeat, parseShard, splitList } from "./args.js";
+import {
+  CLI_NAMING,
+  parseConcurrency,
+  parsePositiveInt,
+  parseRepeat,
+  parseShard,
+  splitList,
+} from "./args.js";
 
 // Each command loads what it uses when it runs (import() below), so `evalgate --version` and
 // `--help` start as fast as commander does: the pipeline, renderers and scorers are most of the
@@ -128,6 +135,7 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
         keepWorkspaces: Boolean(o.keepWorkspaces),
         baseline: o.baseline as string | undefined,
         shard: o.shard as RunOptions["shard"],
+        naming: CLI_NAMING,
       };
       const interrupt = new SignalInterrupt(killLiveGroups).install();
       let result: Awaited<ReturnType<typeof runEvals>>;
@@ -217,6 +225,7 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
             tags: o.tag as string[] | undefined,
             concurrency: o.concurrency as number | undefined,
             ...(o.out ? { out: o.out as string } : {}),
+            naming: CLI_NAMING,
           },
           {
             runner: new ChildProcessRunner(),
@@ -237,8 +246,8 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
       if (onlySolvable.length > 0) {
         throw new UsageError(`--${onlySolvable[0]} only applies with --solvable`);
       }
-      const { loadPlan } = await import("../config/plan.js");
-      const plan = await loadPlan({ cwd, projectRoot, paths });
+      const { checkedPlan } = await import("../pipeline/plan.js");
+      const plan = await checkedPlan({ cwd, projectRoot, paths, naming: CLI_NAMING });
       for (const note of plan.notes) logger.info(`note: ${note}`);
       const tests = new Set(plan.cases.map((c) => `${c.identity.evalPath}/${c.identity.testId}`)).size;
       stdout.write(

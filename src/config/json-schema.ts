@@ -1,6 +1,6 @@
 /** The JSON Schema of eval files, for editors (schema/eval.schema.json), made from the zod schema. */
 import { z } from "zod";
-import { evalFileSchema } from "./schema.js";
+import { evalFileSchema } from "./schema/eval-file.js";
 
 export function evalJsonSchema(): Record<string, unknown> {
   const schema = z.toJSONSchema(evalFileSchema, {

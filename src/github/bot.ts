@@ -10,10 +10,10 @@ import path from "node:path";
 import picomatch from "picomatch";
 import { type Bundle, rowKey } from "../bundle/read.js";
 import type { WireIndexRow } from "../bundle/wire.js";
-import { loadPlan } from "../config/plan.js";
-import type { GateInput } from "../config/schema.js";
+import type { GateInput } from "../config/schema/gate.js";
 import { UsageError } from "../errors.js";
 import type { Logger } from "../log.js";
+import { checkedPlan } from "../pipeline/plan.js";
 import type { RunOptions } from "../pipeline/run.js";
 import {
   gateChangeSection,
@@ -293,7 +293,7 @@ export async function prepareBot(inputs: ActionInputs, ctx0: EventContext, deps:
   const options = { ...inputs.mode.options, ...run };
   const root = await repositoryRoot(options.cwd);
   const onPr = pr !== null && ctx.eventName !== "push";
-  const plan = onPr ? await loadPlan({ ...options, projectRoot: root, checkAgentPrograms: false }) : null;
+  const plan = onPr ? await checkedPlan({ ...options, projectRoot: root }, { agentPrograms: false }) : null;
 
   // Suites the pull request cannot change the result of (paths:), skipped. A command runs all it asks for.
   let skipped: { name: string; evalPath: string; paths: string[] }[] = [];

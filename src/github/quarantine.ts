@@ -10,7 +10,8 @@ import { LineCounter, parseDocument } from "yaml";
 import { z } from "zod";
 import { rowKey } from "../bundle/read.js";
 import type { WireIndexRow } from "../bundle/wire.js";
-import { validate, type YamlSource } from "../config/load.js";
+import { validate } from "../config/validate.js";
+import type { YamlSource } from "../config/yaml.js";
 import { ConfigError, ProblemList } from "../errors.js";
 
 export const DEFAULT_QUARANTINE_FILE = ".evalgate/quarantine.yaml";

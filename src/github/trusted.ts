@@ -7,8 +7,9 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { LineCounter, parseDocument } from "yaml";
-import { validate, type YamlSource } from "../config/load.js";
-import { type GateInput, gateSchema } from "../config/schema.js";
+import { type GateInput, gateSchema } from "../config/schema/gate.js";
+import { validate } from "../config/validate.js";
+import type { YamlSource } from "../config/yaml.js";
 import { ConfigError, ProblemList, UsageError } from "../errors.js";
 import { git } from "../workspace/git.js";
 import { parseQuarantine, type Quarantine } from "./quarantine.js";

@@ -1,7 +1,7 @@
 /** AgentV assertions → evalgate scorers (see agentv.ts and docs/decisions/0129). */
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { suggestSlug } from "../config/schema.js";
+import { suggestSlug } from "../config/schema/values.js";
 import type { OutputFile } from "./write.js";
 
 type Json = Record<string, unknown>;

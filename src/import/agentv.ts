@@ -11,7 +11,7 @@ import { existsSync } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { parse } from "yaml";
-import { suggestSlug } from "../config/schema.js";
+import { suggestSlug } from "../config/schema/values.js";
 import { UsageError } from "../errors.js";
 import { argvOf, localizeArgv, mapGraders } from "./agentv-graders.js";
 import {

@@ -7,7 +7,8 @@
  */
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { AST_GREP_LANGUAGES, suggestSlug } from "../config/schema.js";
+import { AST_GREP_LANGUAGES } from "../config/schema/scorers.js";
+import { suggestSlug } from "../config/schema/values.js";
 import { UsageError } from "../errors.js";
 import {
   convertEach,

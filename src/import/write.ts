@@ -7,7 +7,7 @@ import { chmod, copyFile, cp, mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import picomatch from "picomatch";
 import { stringify } from "yaml";
-import { suggestSlug } from "../config/schema.js";
+import { suggestSlug } from "../config/schema/values.js";
 
 export const FORMATS = ["swe-bench", "harbor", "runloop", "agentv"] as const;
 export type ImportFormat = (typeof FORMATS)[number];

@@ -14,7 +14,8 @@ import { sealBundle } from "../bundle/seal.js";
 import { buildSummary, gateFromRows, wireEvals } from "../bundle/summary.js";
 import type { WireIndexRow, WireSummary } from "../bundle/wire.js";
 import { BundleWriter, checkNewBundleFolder, defaultBundleDir, type FinishedCase } from "../bundle/write.js";
-import { loadPlan, type PlanOptions } from "../config/plan.js";
+import type { PlanOptions } from "../config/plan/index.js";
+import { runSecrets } from "../config/secrets.js";
 import { type CaseSpec, identityKey, type Plan } from "../config/types.js";
 import { isDiskFull, UsageError } from "../errors.js";
 import { attemptsWanted } from "../gate/adaptive.js";
@@ -38,11 +39,11 @@ import {
 } from "../sandbox/isolation.js";
 import { liveProcesses, type ProcessOutcome, type ProcessRunner, runnerWith } from "../sandbox/process.js";
 import type { Redactor } from "../sandbox/redact.js";
-import { runSecrets } from "../sandbox/secrets.js";
 import { VERSION } from "../version.js";
 import { discardsSettled, removeTree } from "../workspace/discard.js";
 import { git } from "../workspace/git.js";
 import { tempRoot } from "../workspace/temp.js";
+import { checkedPlan } from "./plan.js";
 
 export interface RunOptions extends PlanOptions {
   /** The bundle folder. Default: .evalgate/results/<run_id> under cwd. */
@@ -174,7 +175,7 @@ function redactingLogger(logger: Logger, r: Redactor): Logger {
 
 /** The plan a run executes, before sharding: every eval file checked. Throws ConfigError. */
 export async function planRun(opts: RunOptions): Promise<Plan> {
-  return loadPlan({ ...opts, checkSecrets: true });
+  return checkedPlan(opts, { variables: true });
 }
 
 /** Runs the eval files (or `planned`, from {@link planRun} with the same options) and writes the bundle. */

@@ -8,9 +8,10 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { loadPlan, type PlanOptions } from "../config/plan.js";
+import type { PlanOptions } from "../config/plan/index.js";
 import { type CaseSpec, identityKey, type Plan, type TargetSpec } from "../config/types.js";
 import { judgeSolvability, sideOutcome, type TestSolvability } from "../gate/solvability.js";
+import { checkedPlan } from "./plan.js";
 import { type RunDeps, runPlan } from "./run.js";
 
 export interface SolvableOptions extends PlanOptions {
@@ -64,7 +65,7 @@ export function solvabilityPlan(plan: Plan, attempts: number): Plan {
 export async function checkSolvability(opts: SolvableOptions, deps: RunDeps): Promise<SolvabilityReport> {
   // The eval files' own agents do not run here, so they need not be installed.
   const plan = solvabilityPlan(
-    await loadPlan({ ...opts, checkAgentPrograms: false, checkSecrets: true }),
+    await checkedPlan(opts, { agentPrograms: false, variables: true }),
     opts.attempts,
   );
   for (const note of plan.notes) deps.logger.info(`note: ${note}`);

@@ -1,6 +1,6 @@
 /** The `command` provider: any program, given the task through placeholders. */
 
-import type { Command } from "../config/types.js";
+import type { Command } from "../sandbox/commands.js";
 import { expandPlaceholders, shellQuote } from "../sandbox/commands.js";
 import { readAgentReport } from "./output-file.js";
 import type { AgentContext, AgentOutcome, Provider } from "./types.js";

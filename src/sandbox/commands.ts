@@ -1,8 +1,10 @@
-/** Commands in eval files: shape, placeholders, and whether the program exists. */
+/** Commands in eval files: shape, placeholders, quoting, and where a program would be found. */
 import { accessSync, closeSync, constants, openSync, readSync, statSync } from "node:fs";
 import path from "node:path";
-import type { Command } from "../config/types.js";
 import { didYouMean } from "../errors.js";
+
+/** A command as configured: a shell string (run by sh -c) or an argv array (run without a shell). */
+export type Command = { shell: string } | { argv: string[] };
 
 export const AGENT_PLACEHOLDERS = [
   "PROMPT",
@@ -143,22 +145,6 @@ export function findProgram(program: string, envPath = process.env.PATH ?? ""): 
     }
   }
   return undefined;
-}
-
-/** Explains why a program cannot be run, or returns undefined when it can. */
-export function programProblem(program: string): string | undefined {
-  const found = findProgram(program);
-  if (found) return crlfShebang(found);
-  if (program.includes("/")) {
-    try {
-      const s = statSync(program);
-      if (s.isDirectory()) return `${program} is a folder, not a program`;
-      return `${program} is not executable (chmod +x it, or run it through its interpreter)`;
-    } catch {
-      return `${program} does not exist`;
-    }
-  }
-  return `"${program}" was not found on PATH`;
 }
 
 /**

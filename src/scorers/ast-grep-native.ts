@@ -18,7 +18,7 @@ import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import type { AST_GREP_LANGUAGES } from "../config/schema.js";
+import type { AST_GREP_LANGUAGES } from "../config/schema/scorers.js";
 
 export type AstGrepLanguage = (typeof AST_GREP_LANGUAGES)[number];
 

@@ -11,7 +11,7 @@ import { readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import picomatch from "picomatch";
 import { glob } from "tinyglobby";
-import type { ScorerInput } from "../config/schema.js";
+import type { ScorerInput } from "../config/schema/scorers.js";
 import {
   type AstGrep,
   LANGUAGES,

@@ -1,5 +1,5 @@
 /** `command`: exit status 0 scores 1.0, anything else 0.0. */
-import type { ScorerInput } from "../config/schema.js";
+import type { ScorerInput } from "../config/schema/scorers.js";
 import { failureExcerpt, notRun, runScorerCommand } from "./process.js";
 import type { Scorer, ScorerContext, ScorerResult } from "./types.js";
 

@@ -1,9 +1,25 @@
 /** `diff`: the shape of the agent's change: which files, how many, how many lines. */
-import type { ScorerInput } from "../config/schema.js";
+import picomatch from "picomatch";
+import type { ScorerInput } from "../config/schema/scorers.js";
 import { pathMatcher } from "../workspace/path-glob.js";
-import type { Scorer, ScorerContext, ScorerResult } from "./types.js";
+import type { Scorer, ScorerContext, ScorerProblem, ScorerResult } from "./types.js";
 
 export const diffScorer: Scorer = {
+  check(options: ScorerInput): ScorerProblem[] {
+    const o = options as Extract<ScorerInput, { type: "diff" }>;
+    const problems: ScorerProblem[] = [];
+    for (const key of ["allow", "deny"] as const) {
+      (o[key] ?? []).forEach((g, i) => {
+        try {
+          picomatch.makeRe(g, { dot: true, strictBrackets: true });
+        } catch (e) {
+          problems.push({ at: [key, i], message: `bad glob "${g}": ${(e as Error).message}` });
+        }
+      });
+    }
+    return problems;
+  },
+
   async run(ctx: ScorerContext): Promise<ScorerResult> {
     const o = ctx.spec.options as Extract<ScorerInput, { type: "diff" }>;
     const files = ctx.diff.files;

@@ -1,15 +1,26 @@
 /** `file`: a file of the workspace exists (or not), contains a text, or matches a pattern. */
 import { readFile, realpath, stat } from "node:fs/promises";
 import path from "node:path";
-import type { ScorerInput } from "../config/schema.js";
+import type { ScorerInput } from "../config/schema/scorers.js";
 import { isWithin } from "../paths.js";
-import type { Scorer, ScorerContext, ScorerResult } from "./types.js";
+import type { Scorer, ScorerContext, ScorerProblem, ScorerResult } from "./types.js";
 import { mustResolveInside } from "./workspace-path.js";
 
 /** Larger files are not read (an agent can make a sparse file of any size). */
 const READ_CAP_BYTES = 64 * 1024 * 1024;
 
 export const fileScorer: Scorer = {
+  check(options: ScorerInput): ScorerProblem[] {
+    const o = options as Extract<ScorerInput, { type: "file" }>;
+    if (o.matches === undefined) return [];
+    try {
+      new RegExp(o.matches, "m");
+      return [];
+    } catch (e) {
+      return [{ at: ["matches"], message: `not a valid regular expression: ${(e as Error).message}` }];
+    }
+  },
+
   async run(ctx: ScorerContext): Promise<ScorerResult> {
     const o = ctx.spec.options as Extract<ScorerInput, { type: "file" }>;
     const abs = path.resolve(ctx.workspace, o.path);

@@ -11,7 +11,7 @@
 import { existsSync, statSync } from "node:fs";
 import { appendFile, readFile } from "node:fs/promises";
 import path from "node:path";
-import type { ScorerInput } from "../config/schema.js";
+import type { ScorerInput } from "../config/schema/scorers.js";
 import { diffForPrompt, judgeMessages, parseVerdict } from "./llm-judge-prompt.js";
 import type { Scorer, ScorerContext, ScorerProblem, ScorerResult } from "./types.js";
 

@@ -2,7 +2,7 @@
 import { constants } from "node:fs";
 import { access, open } from "node:fs/promises";
 import path from "node:path";
-import type { Command } from "../config/types.js";
+import type { Command } from "../sandbox/commands.js";
 import { expandPlaceholders, plainArgv, toCommand } from "../sandbox/commands.js";
 import type { ProcessOutcome } from "../sandbox/process.js";
 import type { ScorerContext, ScorerResult } from "./types.js";

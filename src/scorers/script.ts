@@ -5,7 +5,7 @@
  * trusted.
  */
 import { z } from "zod";
-import type { ScorerInput } from "../config/schema.js";
+import type { ScorerInput } from "../config/schema/scorers.js";
 import { lastLines, notRun, runScorerCommand } from "./process.js";
 import type { Scorer, ScorerContext, ScorerResult } from "./types.js";
 

@@ -7,7 +7,7 @@ import { readFile, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import picomatch from "picomatch";
 import { glob } from "tinyglobby";
-import type { ScorerInput } from "../config/schema.js";
+import type { ScorerInput } from "../config/schema/scorers.js";
 import { isWithin } from "../paths.js";
 import { CtrfError, looksLikeCtrf, parseCtrf } from "./ctrf.js";
 import {

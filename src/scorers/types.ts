@@ -1,5 +1,6 @@
 /** The contract between the attempt lifecycle and a scorer. */
-import type { ScorerInput } from "../config/schema.js";
+import type { ScorerProblem } from "../config/plan/checks.js";
+import type { ScorerInput } from "../config/schema/scorers.js";
 import type { ScorerSpec, TestSpec } from "../config/types.js";
 import type { ProcessRunner } from "../sandbox/process.js";
 import type { CapturedDiff } from "../workspace/attempt.js";
@@ -21,19 +22,13 @@ export type ScorerResult =
   | { state: "complete"; score: number; passed: boolean; reason: string; details?: Record<string, unknown> }
   | { state: "error"; reason: string; timedOut?: boolean; details?: Record<string, unknown> };
 
-/** A mistake in a scorer's options, found before anything runs (`evalgate validate`). */
-export interface ScorerProblem {
-  /** The option's key below the scorer, e.g. ["pattern"]; the whole scorer when absent. */
-  at?: (string | number)[];
-  message: string;
-  hint?: string;
-}
+export type { ScorerProblem };
 
 export interface Scorer {
   run(ctx: ScorerContext): Promise<ScorerResult>;
   /**
-   * Checks what the schema cannot (a pattern that does not parse, a missing rubric file). The
-   * planner reports the problems with the eval file's name and line.
+   * Checks what the schema cannot (a pattern that does not parse, a missing rubric file). The run's
+   * preflight asks every scorer; the planner reports the problems with the eval file's name and line.
    */
   check?(options: ScorerInput, evalDir: string): ScorerProblem[];
 }

@@ -1,8 +1,8 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadPlan } from "../../src/config/plan.js";
 import { ConfigError, type ConfigProblem, UsageError } from "../../src/errors.js";
 import { tempDir, writeFiles } from "../helpers.js";
+import { loadPlan } from "./load-plan.js";
 
 const PROJECT = { "project/a.txt": "hello\n" };
 

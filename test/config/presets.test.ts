@@ -1,8 +1,8 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadPlan } from "../../src/config/plan.js";
 import { ConfigError, type ConfigProblem } from "../../src/errors.js";
 import { tempDir, writeFiles } from "../helpers.js";
+import { loadPlan } from "./load-plan.js";
 
 const TESTS = `workspace: { seed: { path: project } }
 tests:

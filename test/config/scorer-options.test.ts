@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { loadPlan } from "../../src/config/plan.js";
 import { ConfigError, type ConfigProblem } from "../../src/errors.js";
 import { tempDir, writeFiles } from "../helpers.js";
+import { loadPlan } from "./load-plan.js";
 
 const head = `targets: [{ name: none, provider: noop }]
 timeouts: { scorer: 5m }

@@ -1,7 +1,7 @@
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import type { SandboxSpec } from "../../src/config/types.js";
+import type { SandboxSpec } from "../../src/sandbox/bwrap.js";
 import { bwrapArgs, packageRoot } from "../../src/sandbox/bwrap.js";
 import { tempDir } from "../helpers.js";
 

@@ -4,9 +4,9 @@
  */
 import { execFileSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { loadPlan } from "../../src/config/plan.js";
 import { ConfigError, type ConfigProblem } from "../../src/errors.js";
 import { expandPlaceholders, unquotablePlaceholders } from "../../src/sandbox/commands.js";
+import { loadPlan } from "../config/load-plan.js";
 import { tempDir, writeFiles } from "../helpers.js";
 
 const HOSTILE = `it's "quoted" $(echo INJECTED) \`echo TICK\` \${HOME} \\ back\\slash\nsecond line ' " done`;

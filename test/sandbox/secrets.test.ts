@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { loadPlan } from "../../src/config/plan.js";
-import { runnerCredentials, runSecrets, secretVariables } from "../../src/sandbox/secrets.js";
+import { runSecrets, secretVariables } from "../../src/config/secrets.js";
+import { runnerCredentials } from "../../src/sandbox/secrets.js";
+import { loadPlan } from "../config/load-plan.js";
 import { tempDir, writeFiles } from "../helpers.js";
 
 describe("the secrets of a plan", () => {

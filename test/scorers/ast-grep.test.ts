@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import type { AST_GREP_LANGUAGES } from "../../src/config/schema.js";
+import type { AST_GREP_LANGUAGES } from "../../src/config/schema/scorers.js";
 import { astGrepScorer } from "../../src/scorers/ast-grep.js";
 import { type AstGrep, LANGUAGES, loadAstGrep, patternProblem } from "../../src/scorers/ast-grep-native.js";
 import { ROOT } from "../helpers.js";

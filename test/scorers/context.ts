@@ -4,7 +4,7 @@
  */
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { scorerSchema } from "../../src/config/schema.js";
+import { scorerSchema } from "../../src/config/schema/scorers.js";
 import type { ScorerSpec, TestSpec } from "../../src/config/types.js";
 import { buildEnv } from "../../src/sandbox/env.js";
 import { ChildProcessRunner } from "../../src/sandbox/process.js";

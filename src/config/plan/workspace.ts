@@ -5,29 +5,21 @@
 import { stat } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { toCommand, unknownPlaceholders, WORKSPACE_PLACEHOLDERS } from "../sandbox/commands.js";
-import { keyPath, lineOf, type PathKey, type YamlSource } from "./load.js";
-import type { WorkspaceInput } from "./schema.js";
-import { parseSize } from "./size.js";
+import { toCommand, WORKSPACE_PLACEHOLDERS } from "../../sandbox/commands.js";
+import type { WorkspaceInput } from "../schema/workspace.js";
+import { parseSize } from "../size.js";
 import {
   type ArchiveLimits,
-  type Command,
   DEFAULT_ARCHIVE_LIMITS,
   type ScoringGuards,
   type SeedOrigin,
   type SeedSpec,
   type SetupSpec,
   type WorkspaceSpec,
-} from "./types.js";
-
-/** What the planner offers this module: reporting problems and showing paths. */
-export interface WorkspaceContext {
-  problem(src: YamlSource, at: readonly PathKey[], message: string, hint?: string, key?: string): void;
-  display(abs: string): string;
-  checkPassthrough(src: YamlSource, at: PathKey[], names: readonly string[] | undefined): void;
-  checkQuotable(src: YamlSource, at: PathKey[], command: Command): void;
-  checkEvalDirProgram(src: YamlSource, at: PathKey[], command: Command, evalDir: string): void;
-}
+} from "../types.js";
+import { keyPath, lineOf, type PathKey, type YamlSource } from "../yaml.js";
+import { checkEvalDirProgram, checkPassthrough, checkPlaceholders, checkQuotable } from "./commands.js";
+import type { PlanContext } from "./context.js";
 
 export interface WorkspaceSource {
   input?: WorkspaceInput;
@@ -96,7 +88,7 @@ export function normalizeSubdir(value: string): { subdir?: string; problem?: str
 
 class WorkspaceResolver {
   constructor(
-    private readonly ctx: WorkspaceContext,
+    private readonly ctx: PlanContext,
     private readonly from: WorkspaceSource,
   ) {}
 
@@ -109,7 +101,7 @@ class WorkspaceResolver {
   }
 
   private relativeHint(): string {
-    return `paths are relative to ${this.ctx.display(this.from.dir) || "."}/`;
+    return this.ctx.relativeHint(this.from.dir);
   }
 
   async seed(): Promise<SeedSpec | undefined> {
@@ -243,28 +235,20 @@ class WorkspaceResolver {
     const input = setupFrom.input?.setup;
     const setup: SetupSpec = { envPassthrough: input?.env_passthrough ?? [], evalDir: setupFrom.dir };
     if (!input) return setup;
-    this.ctx.checkPassthrough(
-      setupFrom.src,
-      [...setupFrom.at, "setup", "env_passthrough"],
-      input.env_passthrough,
-    );
+    const at = [...setupFrom.at, "setup"];
+    checkPassthrough(this.ctx, setupFrom.src, [...at, "env_passthrough"], input.env_passthrough);
     if (input.command) {
       setup.command = toCommand(input.command);
-      for (const u of unknownPlaceholders(setup.command, WORKSPACE_PLACEHOLDERS)) {
-        this.ctx.problem(
-          setupFrom.src,
-          [...setupFrom.at, "setup", "command"],
-          `unknown placeholder {${u.name}}`,
-          `setup commands know ${WORKSPACE_PLACEHOLDERS.map((p) => `{${p}}`).join(" ")}`,
-        );
-      }
-      this.ctx.checkQuotable(setupFrom.src, [...setupFrom.at, "setup", "command"], setup.command);
-      this.ctx.checkEvalDirProgram(
+      checkPlaceholders(
+        this.ctx,
         setupFrom.src,
-        [...setupFrom.at, "setup", "command"],
+        [...at, "command"],
         setup.command,
-        setupFrom.dir,
+        WORKSPACE_PLACEHOLDERS,
+        () => `setup commands know ${WORKSPACE_PLACEHOLDERS.map((p) => `{${p}}`).join(" ")}`,
       );
+      checkQuotable(this.ctx, setupFrom.src, [...at, "command"], setup.command);
+      checkEvalDirProgram(this.ctx, setupFrom.src, [...at, "command"], setup.command, setupFrom.dir);
     }
     if (input.instructions) setup.instructions = input.instructions;
     return setup;
@@ -297,7 +281,7 @@ const ORIGIN_KEYS: PathKey[][] = [
  * (each as a whole). Problems are reported through `ctx`; undefined when the seed is unusable.
  */
 export async function resolveWorkspace(
-  ctx: WorkspaceContext,
+  ctx: PlanContext,
   def: WorkspaceSource,
   over: WorkspaceSource,
   testLabel: string,

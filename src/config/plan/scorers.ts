@@ -1,0 +1,109 @@
+/**
+ * A test's scorers (its own, then the eval file's) → ScorerSpecs: weights all given and summing to
+ * 1.0 or all omitted, unique names, commands' placeholders and variables, and each scorer's own
+ * check of its options (asked of the run's preflight, which knows the scorers).
+ */
+import { toCommand, WORKSPACE_PLACEHOLDERS } from "../../sandbox/commands.js";
+import { parseDuration } from "../duration.js";
+import type { ScorerInput } from "../schema/scorers.js";
+import type { ScorerSpec, Timeouts } from "../types.js";
+import type { PathKey, YamlSource } from "../yaml.js";
+import { checkEvalDirProgram, checkPassthrough, checkPlaceholders, checkQuotable } from "./commands.js";
+import type { PlanContext } from "./context.js";
+import type { TestRecord } from "./records.js";
+
+/** One scorer as written: in the test, or in its eval file's `scorers:` (then `dir` is that file's). */
+export interface ScorerItem {
+  scorer: ScorerInput;
+  src: YamlSource;
+  at: PathKey[];
+  dir: string;
+}
+
+export function resolveScorers(
+  ctx: PlanContext,
+  items: readonly ScorerItem[],
+  timeouts: Timeouts,
+  rec: TestRecord,
+): ScorerSpec[] {
+  const weighted = checkWeights(ctx, items, rec);
+  const out: ScorerSpec[] = [];
+  const names = new Map<string, PathKey[]>();
+  for (const item of items) {
+    const s = item.scorer;
+    const name = s.name ?? s.type;
+    if (names.has(name)) {
+      ctx.problem(
+        item.src,
+        item.at,
+        `two scorers of test "${rec.test.id}" are named "${name}"`,
+        s.name ? "give each scorer a unique name" : `add name: to one of the ${s.type} scorers`,
+      );
+    }
+    names.set(name, item.at);
+    if ("run" in s) {
+      const cmd = toCommand(s.run);
+      const at = [...item.at, "run"];
+      checkPlaceholders(
+        ctx,
+        item.src,
+        at,
+        cmd,
+        WORKSPACE_PLACEHOLDERS,
+        () => `scorer commands know ${WORKSPACE_PLACEHOLDERS.map((p) => `{${p}}`).join(" ")}`,
+      );
+      checkQuotable(ctx, item.src, at, cmd);
+      checkEvalDirProgram(ctx, item.src, at, cmd, item.dir);
+      checkPassthrough(ctx, item.src, [...item.at, "env_passthrough"], s.env_passthrough);
+    }
+    for (const p of ctx.checks.scorer?.(s, item.dir) ?? []) {
+      ctx.problem(item.src, [...item.at, ...(p.at ?? [])], p.message, p.hint);
+    }
+    const spec: ScorerSpec = {
+      name,
+      type: s.type,
+      weight: weighted ? (s.weight ?? 0) : 1 / items.length,
+      required: s.required ?? false,
+      timeoutMs: s.timeout !== undefined ? parseDuration(s.timeout) : timeouts.scorerMs,
+      evalDir: item.dir,
+      options: s,
+    };
+    if (s.verify_repeats !== undefined) spec.verifyRepeats = s.verify_repeats;
+    ctx.scorerOrigins.set(spec, { src: item.src, at: item.at });
+    out.push(spec);
+  }
+  return out;
+}
+
+/** A test has scorers, and their weights are all given and sum to 1.0, or all omitted. True: given. */
+function checkWeights(ctx: PlanContext, items: readonly ScorerItem[], rec: TestRecord): boolean {
+  const weighted = items.filter((s) => s.scorer.weight !== undefined);
+  if (items.length === 0) {
+    ctx.problem(
+      rec.src,
+      rec.at,
+      `test "${rec.test.id}" has no scorers`,
+      "add scorers: to the test, or file-level scorers: that every test gets",
+    );
+  }
+  if (weighted.length > 0 && weighted.length < items.length) {
+    const missing = items.find((s) => s.scorer.weight === undefined)!;
+    ctx.problem(
+      missing.src,
+      missing.at,
+      "some scorers of this test have a weight and this one has none",
+      "give every scorer a weight (summing to 1.0), or none for equal weights",
+    );
+  } else if (weighted.length > 0) {
+    const sum = weighted.reduce((a, s) => a + (s.scorer.weight ?? 0), 0);
+    if (Math.abs(sum - 1) > 1e-6) {
+      ctx.problem(
+        rec.src,
+        rec.at,
+        `the weights of test "${rec.test.id}" sum to ${Number(sum.toFixed(6))}, not 1.0`,
+        `weights: ${weighted.map((s) => `${s.scorer.name ?? s.scorer.type}=${s.scorer.weight}`).join(", ")}`,
+      );
+    }
+  }
+  return weighted.length > 0;
+}

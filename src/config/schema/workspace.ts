@@ -1,0 +1,105 @@
+/**
+ * `workspace:`: the seed, the setup, protected paths and hidden verifiers.
+ */
+import { z } from "zod";
+import { envNames, size, stringOrArgv } from "./values.js";
+
+export const gitSeedSchema = z
+  .strictObject({
+    url: z.string().min(1).describe("A local path, file:// URL or https URL (never with credentials in it)"),
+    ref: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("Branch, tag, or full or short commit sha; a ref that does not exist is an error"),
+    subdir: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "A folder of the repository: setup and the agent run there; the diff and scorers see the whole repository",
+      ),
+    token_env: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name")
+      .optional()
+      .describe("The environment variable holding a token for an https URL; used for the fetch only"),
+  })
+  .describe("A git repository at a ref");
+
+export const archiveSeedSchema = z
+  .union([
+    z.string().min(1),
+    z.strictObject({
+      path: z
+        .string()
+        .min(1)
+        .describe("The archive (.zip, .tar, .tar.gz or .tgz), relative to the eval file"),
+      max_size: size.optional().describe("Largest archive file accepted (default 100MB)"),
+      max_unpacked_size: size
+        .optional()
+        .describe("Largest total of unpacked file data accepted (default 500MB)"),
+      max_entries: z
+        .number()
+        .int()
+        .min(1)
+        .optional()
+        .describe("Most entries (files and folders) accepted (default 100000)"),
+    }),
+  ])
+  .describe("A .zip, .tar, .tar.gz or .tgz file of this repository, checked before it is unpacked");
+
+export const seedSchema = z
+  .strictObject({
+    path: z.string().min(1).optional().describe("A folder of this repository, copied"),
+    git: gitSeedSchema.optional(),
+    archive: archiveSeedSchema.optional(),
+    empty: z.literal(true).optional().describe("Start from an empty repository"),
+  })
+  .describe("Where the workspace comes from: exactly one of path, git, archive, empty");
+
+export const setupSchema = z.strictObject({
+  command: stringOrArgv
+    .optional()
+    .describe("Platform setup: runs before the start commit, never part of the graded diff"),
+  instructions: z
+    .string()
+    .optional()
+    .describe("Agent setup: given to the agent with the task; part of the diff"),
+  env_passthrough: envNames.optional(),
+});
+
+export const verifierSchema = z
+  .strictObject({
+    from: z
+      .string()
+      .min(1)
+      .describe("A file or folder of this repository, relative to the eval file; the agent never sees it"),
+    to: z
+      .string()
+      .min(1)
+      .describe(
+        "Where it goes in the workspace, relative to the repository root (also with a git seed's subdir), after the agent finished",
+      ),
+  })
+  .describe("A hidden verifier: copied into the workspace only for the scorers");
+
+export const workspaceSchema = z.strictObject({
+  seed: seedSchema.optional(),
+  setup: setupSchema.optional(),
+  protected: z
+    .array(z.string().min(1))
+    .optional()
+    .describe(
+      "Globs relative to the repository root, also with a git seed's subdir (\"test/**\"): restored from the start commit before scoring; a change by the agent marks the attempt tampered. A test's list replaces the file's",
+    ),
+  verifiers: z
+    .array(verifierSchema)
+    .optional()
+    .describe(
+      "Files copied into the workspace after the agent finished and protected paths were restored, fresh for every attempt. A test's list replaces the file's",
+    ),
+});
+
+export type WorkspaceInput = z.infer<typeof workspaceSchema>;
+export type SeedInput = z.infer<typeof seedSchema>;
