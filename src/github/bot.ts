@@ -26,8 +26,7 @@ import { git, repositoryRoot } from "../workspace/git.js";
 import { apiStatus, explainApiError, type GitHubClient } from "./client.js";
 import { COMMAND_HELP, parseCommand, type RunCommand } from "./commands.js";
 import type { EventContext } from "./context.js";
-import type { ActionInputs } from "./inputs.js";
-import { checkWorkingDirectory } from "./produce.js";
+import { type ActionInputs, checkWorkingDirectory } from "./inputs.js";
 import { activeEntry, applyQuarantine, parseQuarantine, type Quarantine } from "./quarantine.js";
 import { type FileAtCommit, trustedGates, trustedQuarantine } from "./trusted.js";
 
