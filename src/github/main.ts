@@ -19,7 +19,7 @@ import { type Produced, produceBundle } from "./modes/index.js";
 import { publishOutcome } from "./outcome.js";
 import { skipStep } from "./skip.js";
 
-export interface RunDeps {
+export interface StepDeps {
   env: NodeJS.ProcessEnv;
   artifacts: ArtifactStore;
   logger: ActionsLogger;
@@ -30,7 +30,7 @@ export interface RunDeps {
 }
 
 export async function run(
-  deps: RunDeps = { env: process.env, artifacts: new ActionsArtifactStore(), logger: new ActionsLogger() },
+  deps: StepDeps = { env: process.env, artifacts: new ActionsArtifactStore(), logger: new ActionsLogger() },
 ): Promise<number> {
   const { env, logger } = deps;
   try {
