@@ -1,7 +1,10 @@
 /**
- * User mistakes in eval files and command lines. A ConfigError is shown as one clear message and
- * exits 2; anything else that is thrown is a bug in evalgate.
+ * User mistakes in eval files and command lines, and how every error ends a command or a step. A
+ * ConfigError or UsageError is shown as one clear message and exits 2; anything else that is thrown
+ * is a bug in evalgate (exit 3). Both edges (the CLI and the action) map errors through
+ * {@link failureOf}, so a mistake reads and exits the same in a terminal and in a workflow.
  */
+import path from "node:path";
 
 export interface ConfigProblem {
   /** The file, as the user would type it (relative to the working folder where possible). */
@@ -35,6 +38,7 @@ export class ConfigError extends Error {
 
 /** Exit status of the CLI and the action: the gate's verdict, a user's mistake, or a bug. */
 export const EXIT = { pass: 0, fail: 1, usage: 2, internal: 3 } as const;
+export type ExitStatus = (typeof EXIT)[keyof typeof EXIT];
 
 /** A wrong command line (unknown flag value, bad --shard). Exits 2 like a ConfigError. */
 export class UsageError extends Error {
@@ -98,4 +102,47 @@ export function didYouMean(word: string, candidates: readonly string[]): string 
 export function isDiskFull(error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   return code === "ENOSPC" || code === "EDQUOT";
+}
+
+/** How an error ends a command or an action step: its exit status and the one message shown. */
+export interface Failure {
+  status: ExitStatus;
+  /** Starts with `evalgate: `; may span lines. */
+  message: string;
+}
+
+export interface DebugHelp {
+  /** The user asked for details: a bug's stack is shown. */
+  enabled: boolean;
+  /** How to ask for them on this edge, said after a bug when they were not asked for. */
+  how: string;
+}
+
+/**
+ * The single error → exit-status mapping of both edges: the user's mistakes (eval files, options,
+ * a full disk) exit 2 with what to fix; anything else is a bug and exits 3, saying so.
+ */
+export function failureOf(error: unknown, debug: DebugHelp): Failure {
+  if (error instanceof ConfigError) {
+    const n = error.problems.length;
+    const lines = error.message.split("\n").map((line) => `  ${line}`);
+    return {
+      status: EXIT.usage,
+      message: `evalgate: ${n} problem${n === 1 ? "" : "s"} in the eval files:\n${lines.join("\n")}`,
+    };
+  }
+  if (error instanceof UsageError) return { status: EXIT.usage, message: `evalgate: ${error.message}` };
+  if (isDiskFull(error)) {
+    // The machine's state, not a bug: exit 2 like the other problems the user must fix first.
+    const file = (error as NodeJS.ErrnoException).path;
+    return {
+      status: EXIT.usage,
+      message: `evalgate: no space left on the disk${file ? ` for ${path.dirname(file)}` : ""}: free some space, or write to a folder on a disk with room`,
+    };
+  }
+  const e = error instanceof Error ? error : new Error(String(error));
+  return {
+    status: EXIT.internal,
+    message: `evalgate: internal error: ${e.message}\n  This is a bug in evalgate; the bundle written so far was kept.${debug.enabled ? `\n${e.stack}` : ` ${debug.how}`}`,
+  };
 }

@@ -1,14 +1,54 @@
 /**
- * `baseline: auto`: the bundle of the base branch's latest successful run of this workflow.
- * Every way this can fail (no such run, no artifact, an expired one, a token without
- * `actions: read`, a download error) ends in a note for the comment, never in a failed step.
+ * The baseline a step compares with (input `baseline`): a bundle folder, none (`off`), or, with
+ * `auto`, the bundle of the base branch's latest successful run of this workflow. Every way `auto`
+ * can fail (no such run, no artifact, an expired one, a token without `actions: read`, a download
+ * error) ends in a note for the comment, never in a failed step.
  */
 import path from "node:path";
-import { type Bundle, BundleError, readBundle } from "../bundle/read.js";
+import { type Bundle, BundleError, readBundle, readBundleAs } from "../bundle/read.js";
 import type { Logger } from "../log.js";
 import { apiStatus, explainApiError, type GitHubClient } from "./client.js";
 import type { EventContext } from "./context.js";
-import { type ArtifactRef, DownloadError, downloadArtifact, listRunArtifacts } from "./download.js";
+import {
+  type ArtifactRef,
+  DownloadError,
+  downloadArtifact,
+  listRunArtifacts,
+  scratchDir,
+} from "./download.js";
+import type { ActionInputs } from "./inputs.js";
+
+/** A baseline to compare with, or why there is none. */
+export interface Baseline {
+  bundle?: Bundle;
+  note?: string;
+}
+
+/** What looking up a baseline needs of the step. */
+export interface BaselineDeps {
+  client: GitHubClient | undefined;
+  logger: Logger;
+  env: NodeJS.ProcessEnv;
+}
+
+/** The baseline bundle (`baseline` input), or why there is none. */
+export async function resolveBaseline(
+  inputs: Pick<ActionInputs, "baseline" | "artifactName">,
+  ctx: EventContext,
+  deps: BaselineDeps,
+): Promise<Baseline> {
+  const b = inputs.baseline;
+  if (b.kind === "off") return { note: "the comparison is switched off (baseline: off)" };
+  if (b.kind === "path") return { bundle: await readBundleAs(b.path, "input baseline") };
+  if (!deps.client) return { note: "no github-token to look up the base branch's runs" };
+  const dest = await scratchDir(deps.env, "evalgate-baseline-");
+  const found = await fetchBaseline(deps.client, ctx, inputs.artifactName, dest, deps.logger);
+  if (found.note !== undefined) {
+    deps.logger.info(`no baseline: ${found.note}`);
+    return { note: found.note };
+  }
+  return { bundle: found.bundle };
+}
 
 export type BaselineResult =
   | { dir: string; bundle: Bundle; note?: undefined }

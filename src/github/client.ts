@@ -95,3 +95,18 @@ export function explainApiError(error: unknown, what: string, permission?: strin
     return `${what} failed: GitHub answered ${status} (${message}) and kept failing after retries`;
   return `${what} failed: ${message}`;
 }
+
+/** A call whose failure is a warning saying what failed and the permission it needs; undefined then. */
+export async function bestEffort<T>(
+  logger: Logger,
+  what: string,
+  permission: string,
+  call: () => Promise<T>,
+): Promise<T | undefined> {
+  try {
+    return await call();
+  } catch (error) {
+    logger.warn(explainApiError(error, what, permission));
+    return undefined;
+  }
+}

@@ -3,7 +3,7 @@
  * counts: lines in quotes (`> …`), fenced or indented code blocks are someone else's words or an
  * example, not a request.
  */
-import { parseRepeat } from "../cli/args.js";
+import { parseRepeat } from "../config/options.js";
 import type { RepeatSetting } from "../config/types.js";
 import { UsageError } from "../errors.js";
 

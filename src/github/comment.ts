@@ -1,11 +1,13 @@
 /**
  * The sticky PR comment: one per pull request and comment key, found by its hidden marker line
  * through every page of the PR's comments (in a comment by a bot or a writer of the repository),
- * and updated in place.
+ * updated in place, and posted when the `comment` input wants it.
  */
 import type { WireSummary } from "../bundle/wire.js";
-import { apiStatus, type GitHubClient } from "./client.js";
+import { apiStatus, explainApiError, type GitHubClient, isForbidden } from "./client.js";
+import { forkNotice } from "./destination.js";
 import type { CommentMode } from "./inputs.js";
+import type { ActionsLogger } from "./io.js";
 
 export interface IssueRef {
   owner: string;
@@ -133,4 +135,50 @@ export function changedFromBaseline(summary: WireSummary, baseline: WireSummary 
   if (!c) return false;
   if (c.regressed + c.improved + c.new + c.removed > 0) return true;
   return baseline !== undefined && baseline.gate.verdict !== summary.gate.verdict;
+}
+
+export interface PostCommentOptions {
+  /** Undefined when the github-token input is empty. */
+  client: GitHubClient | undefined;
+  /** The `comment` input. */
+  mode: CommentMode;
+  /** The hidden line that finds the comment again (of the `comment-key` input). */
+  marker: string;
+  /** The pull request, or null when the step has none. */
+  ref: IssueRef | null;
+  body: string;
+  facts: CommentFacts;
+  logger: ActionsLogger;
+}
+
+/**
+ * Posts or updates the sticky comment when `mode` wants it. Best effort: a failure is a warning (a
+ * notice with the fork recipe when the token may not write). Returns the comment when posted.
+ */
+export async function postComment(o: PostCommentOptions): Promise<StickyComment | undefined> {
+  const { client, mode, ref, logger } = o;
+  if (mode === "off" || ref === null) {
+    if (ref === null && mode !== "off") logger.info("no pull request to comment on");
+    return undefined;
+  }
+  if (!client) {
+    logger.warn("no PR comment: the github-token input is empty");
+    return undefined;
+  }
+  try {
+    const existing = mode === "always" ? undefined : await findStickyComment(client, ref, o.marker);
+    const wanted = commentWanted(mode, o.facts, existing !== undefined);
+    if (!wanted.post) {
+      logger.info(`no PR comment: ${wanted.why}`);
+      return undefined;
+    }
+    const { comment, created } = await upsertStickyComment(client, ref, o.marker, o.body, existing);
+    logger.info(`${created ? "posted" : "updated"} the PR comment: ${comment.url}`);
+    return comment;
+  } catch (error) {
+    const text = explainApiError(error, `posting the comment on PR #${ref.number}`, "pull-requests: write");
+    if (isForbidden(error)) logger.notice(forkNotice(text));
+    else logger.warn(text);
+    return undefined;
+  }
 }

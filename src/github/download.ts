@@ -10,9 +10,10 @@ import path from "node:path";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ArchiveLimits } from "../config/types.js";
+import { UsageError } from "../errors.js";
 import { ArchiveRefused, unpackArchive } from "../workspace/archive.js";
 import { tempRoot } from "../workspace/temp.js";
-import { apiStatus, type GitHubClient } from "./client.js";
+import { apiStatus, explainApiError, type GitHubClient } from "./client.js";
 
 export interface ArtifactRef {
   id: number;
@@ -28,6 +29,20 @@ export class DownloadError extends Error {
   ) {
     super(message);
     this.name = "DownloadError";
+  }
+}
+
+/** A fresh folder to download into, under the runner's temp folder. */
+export function scratchDir(env: NodeJS.ProcessEnv, prefix: string): Promise<string> {
+  return mkdtemp(path.join(tempRoot(env), prefix));
+}
+
+/** `call` to GitHub's Actions API, whose failure stops the step: saying what failed and that it needs actions: read. */
+export async function actionsApi<T>(what: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    throw new UsageError(explainApiError(error, what, "actions: read"));
   }
 }
 

@@ -3,9 +3,16 @@
  * from its flags; the rest says what to publish and where. A wrong value is a UsageError naming the
  * input, before anything runs.
  */
+import { stat } from "node:fs/promises";
 import path from "node:path";
-import { parseConcurrency, parsePositiveInt, parseRepeat, parseShard, splitList } from "../cli/args.js";
-import type { OptionNaming } from "../config/options.js";
+import {
+  type OptionNaming,
+  parseConcurrency,
+  parsePositiveInt,
+  parseRepeat,
+  parseShard,
+  splitList,
+} from "../config/options.js";
 import { UsageError } from "../errors.js";
 import type { RunOptions } from "../pipeline/run.js";
 import { DEFAULT_QUARANTINE_FILE } from "./quarantine.js";
@@ -21,11 +28,18 @@ export type CommentMode = (typeof COMMENT_MODES)[number];
 
 export type BaselineInput = { kind: "auto" } | { kind: "off" } | { kind: "path"; path: string };
 
-/** What the step does: run evals (maybe one shard), merge shard bundles, or publish a bundle. */
+/**
+ * What the step does (github/modes/): run evals (maybe one shard), merge shard bundles, or publish
+ * a bundle made elsewhere (input `bundle`). The publish mode's tag is "report", its name before
+ * the modes had files of their own.
+ */
 export type ActionMode =
   | { kind: "run"; options: RunOptions }
   | { kind: "merge"; from: "artifacts" | string[]; out?: string }
   | { kind: "report"; from: "workflow-run" | string };
+export type RunMode = Extract<ActionMode, { kind: "run" }>;
+export type MergeMode = Extract<ActionMode, { kind: "merge" }>;
+export type PublishMode = Extract<ActionMode, { kind: "report" }>;
 
 export interface ActionInputs {
   mode: ActionMode;
@@ -243,4 +257,12 @@ function parseEach(get: InputReader, opts: { workspace: string }, checks: InputC
     trustPrGate: checks.check(() => bool(get, "trust-pr-gate")) ?? false,
     quarantineFile: get("quarantine-file") || DEFAULT_QUARANTINE_FILE,
   };
+}
+
+/** Every path input is relative to working-directory: a wrong one would otherwise surface as "no eval files". */
+export async function checkWorkingDirectory(cwd: string): Promise<void> {
+  const s = await stat(cwd).catch(() => undefined);
+  if (!s)
+    throw new UsageError(`input working-directory: ${cwd} does not exist (it is relative to the workspace)`);
+  if (!s.isDirectory()) throw new UsageError(`input working-directory: ${cwd} is a file, not a folder`);
 }

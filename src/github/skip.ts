@@ -7,22 +7,22 @@
 import { EXIT } from "../errors.js";
 import { skippedComment } from "../report/bot.js";
 import { COMMENT_MAX_CHARS, commentMarker } from "../report/comment.js";
+import { resolveBaseline } from "./baseline.js";
 import type { BotPlan } from "./bot.js";
 import { CHECK_SUMMARY_LIMIT } from "./check.js";
 import { explainApiError, type GitHubClient } from "./client.js";
 import { upsertStickyComment } from "./comment.js";
 import { type EventContext, runUrl } from "./context.js";
 import type { ActionInputs } from "./inputs.js";
+import type { ActionsLogger } from "./io.js";
 import { emptyOutputs, setOutputs, writeJobSummary } from "./io.js";
-import type { RunDeps } from "./main.js";
-import { resolveBaseline } from "./produce.js";
 
 export async function skipStep(
   bot: BotPlan,
   inputs: ActionInputs,
   ctx: EventContext,
   client: GitHubClient | undefined,
-  deps: RunDeps,
+  deps: { env: NodeJS.ProcessEnv; logger: ActionsLogger },
 ): Promise<number> {
   const { logger } = deps;
   const reason = bot.skipped ?? "nothing to run";

@@ -12,10 +12,32 @@ import { validate } from "../config/validate.js";
 import type { YamlSource } from "../config/yaml.js";
 import { ConfigError, ProblemList, UsageError } from "../errors.js";
 import { git } from "../workspace/git.js";
+import { apiStatus, explainApiError, type GitHubClient } from "./client.js";
 import { parseQuarantine, type Quarantine } from "./quarantine.js";
 
 /** Reads a file at a commit elsewhere (GitHub's contents API) when the checkout lacks the commit. */
 export type FileAtCommit = (rel: string, sha: string) => Promise<string | null>;
+
+/** Files at a commit through GitHub's contents API: null for a file that is not there. */
+export function contentsApi(client: GitHubClient, repo: { owner: string; repo: string }): FileAtCommit {
+  return async (rel, sha) => {
+    try {
+      const { data } = await client.rest.repos.getContent({
+        owner: repo.owner,
+        repo: repo.repo,
+        path: rel,
+        ref: sha,
+      });
+      if (Array.isArray(data) || data.type !== "file" || !("content" in data)) return null;
+      return Buffer.from(data.content, "base64").toString("utf8");
+    } catch (error) {
+      if (apiStatus(error) === 404) return null;
+      throw new UsageError(
+        `${explainApiError(error, `reading ${rel} at the base commit ${sha.slice(0, 7)}`, "contents: read")}; or check out with fetch-depth: 0, or set trust-pr-gate: true if every pull request's author is trusted`,
+      );
+    }
+  };
+}
 
 /**
  * A file's text at `sha`, or null when the commit has no such file: `git show` when the checkout

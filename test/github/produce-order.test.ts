@@ -7,8 +7,10 @@ import { ConfigError } from "../../src/errors.js";
 import { createClient } from "../../src/github/client.js";
 import { eventContext } from "../../src/github/context.js";
 import { parseInputs } from "../../src/github/inputs.js";
-import { produceBundle } from "../../src/github/produce.js";
+import { produceBundle } from "../../src/github/modes/index.js";
 import { MemoryLogger } from "../../src/log.js";
+import { SilentProgress } from "../../src/report/console.js";
+import { ChildProcessRunner } from "../../src/sandbox/process.js";
 import { gitRepo } from "../helpers.js";
 import { FakeGitHub } from "./server.js";
 
@@ -51,7 +53,13 @@ describe("the action's run step checks its eval files first", () => {
     const before = gh.requests.length;
     const client = createClient({ token, baseUrl: gh.url, logger: new MemoryLogger(), retries: 0 });
     await expect(
-      produceBundle(inputs, ctx(), { client, logger: new MemoryLogger(), env: { RUNNER_TEMP: dir } }),
+      produceBundle(inputs, ctx(), {
+        client,
+        logger: new MemoryLogger(),
+        env: { RUNNER_TEMP: dir },
+        runner: new ChildProcessRunner(),
+        progress: new SilentProgress(),
+      }),
     ).rejects.toBeInstanceOf(kind);
     expect(gh.requests.slice(before)).toEqual([]);
   });

@@ -1,0 +1,35 @@
+/** `evalgate merge`: the shard bundles of one run → one bundle, and the gate decided over all cases. */
+import path from "node:path";
+import { mergeBundles } from "../bundle/merge.js";
+import { bundleErrorAsUsage } from "../bundle/read.js";
+import { EXIT } from "../errors.js";
+import { newRunId } from "../pipeline/run.js";
+import { renderCaseTable, renderRunFooter } from "../report/table.js";
+import { VERSION } from "../version.js";
+import { CLI_NAMING } from "./args.js";
+import { type CommandIO, readBundleArg } from "./io.js";
+
+export interface MergeFlags {
+  out: string;
+  baseline?: string;
+  json?: boolean;
+}
+
+export async function mergeCommand(bundles: string[], o: MergeFlags, io: CommandIO): Promise<number> {
+  const { cwd, stdout } = io;
+  const baseline = o.baseline ? await readBundleArg(o.baseline, cwd) : undefined;
+  const out = path.resolve(cwd, o.out);
+  const merged = await bundleErrorAsUsage(
+    mergeBundles({
+      bundles: bundles.map((b) => path.resolve(cwd, b)),
+      out,
+      runId: newRunId(),
+      version: VERSION,
+      naming: CLI_NAMING,
+      ...(baseline ? { baseline } : {}),
+    }),
+  );
+  if (o.json) stdout.write(`${JSON.stringify(merged.summary, null, 2)}\n`);
+  else stdout.write(`${renderCaseTable(merged.rows)}\n\n${renderRunFooter(merged.summary, out)}\n`);
+  return merged.summary.gate.verdict === "pass" ? EXIT.pass : EXIT.fail;
+}

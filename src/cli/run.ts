@@ -1,0 +1,84 @@
+/** `evalgate run`: the eval files → a run bundle, the case table, and the gate's exit status. */
+import type { RepeatSetting } from "../config/types.js";
+import { EXIT } from "../errors.js";
+import { StreamLogger } from "../log.js";
+import { type RunOptions, runEvals } from "../pipeline/run.js";
+import { LineProgress, LiveProgress, type Progress, SilentProgress } from "../report/console.js";
+import { renderCaseTable, renderRunFooter } from "../report/table.js";
+import { exitCodeOf, SignalInterrupt } from "../run/interrupt.js";
+import { ChildProcessRunner, killLiveGroups } from "../sandbox/process.js";
+import { repositoryRoot } from "../workspace/git.js";
+import { CLI_NAMING } from "./args.js";
+import { type CommandIO, isCi } from "./io.js";
+
+/** The flags of `evalgate run`, as commander parses them (cli/program.ts). */
+export interface RunFlags {
+  target?: string[];
+  test?: string[];
+  tag?: string[];
+  repeat?: RepeatSetting;
+  concurrency?: number;
+  out?: string;
+  workDir?: string;
+  keepWorkspaces?: boolean;
+  json?: boolean;
+  baseline?: string;
+  shard?: RunOptions["shard"];
+}
+
+function progressFor(io: CommandIO, json: boolean): Progress {
+  if (json) return new SilentProgress();
+  return io.stdout.isTTY && !isCi(io.env) ? new LiveProgress(io.stdout) : new LineProgress(io.stdout);
+}
+
+export async function runCommand(paths: string[], o: RunFlags, io: CommandIO): Promise<number> {
+  const { stdout, stderr, cwd } = io;
+  const json = Boolean(o.json);
+  const opts: RunOptions = {
+    cwd,
+    projectRoot: await repositoryRoot(cwd),
+    paths,
+    targets: o.target,
+    tests: o.test,
+    tags: o.tag,
+    repeat: o.repeat,
+    concurrency: o.concurrency,
+    out: o.out,
+    workDir: o.workDir,
+    keepWorkspaces: Boolean(o.keepWorkspaces),
+    baseline: o.baseline,
+    shard: o.shard,
+    naming: CLI_NAMING,
+  };
+  const interrupt = new SignalInterrupt(killLiveGroups).install();
+  let result: Awaited<ReturnType<typeof runEvals>>;
+  try {
+    result = await runEvals(opts, {
+      runner: new ChildProcessRunner(),
+      progress: progressFor(io, json),
+      // With --json, stdout is the summary alone.
+      logger: json ? new StreamLogger(stderr, stderr) : io.logger,
+      interruption: interrupt,
+    });
+  } finally {
+    interrupt.dispose();
+  }
+  const sig = interrupt.received;
+  if (sig) {
+    const tries = result.cases.flatMap((c) => c.tries);
+    const done = tries.filter((t) => t.failureKind !== "cancelled").length;
+    stderr.write(
+      `evalgate: interrupted by ${sig}: agents stopped, workspaces removed, ${done} of ${tries.length} attempts finished; the partial bundle (status: ${result.summary.status}) is in ${result.bundleDir}\n`,
+    );
+    return exitCodeOf(sig);
+  }
+  if (json) stdout.write(`${JSON.stringify(result.summary, null, 2)}\n`);
+  else {
+    stdout.write(
+      `\n${renderCaseTable(result.rows)}\n\n${renderRunFooter(result.summary, result.bundleDir)}\n`,
+    );
+  }
+  // A shard sees part of the cases (the footer says so): the gate is decided when they are merged.
+  if (opts.shard) return EXIT.pass;
+  return result.summary.gate.verdict === "pass" ? EXIT.pass : EXIT.fail;
+}

@@ -1,0 +1,187 @@
+/**
+ * A `/evalgate run` command in a PR comment (issue_comment): who may ask (write access, no bots,
+ * no forks), the answer (reactions, a reply for help and mistakes), the pull request's head checked
+ * out, the command's filters, and, after the run, a reaction and a commit status on the head.
+ */
+
+import { UsageError } from "../errors.js";
+import type { Logger } from "../log.js";
+import type { RunOptions } from "../pipeline/run.js";
+import { requestedBy } from "../report/bot.js";
+import { git, repositoryRoot } from "../workspace/git.js";
+import { bestEffort, explainApiError, type GitHubClient } from "./client.js";
+import { COMMAND_HELP, parseCommand, type RunCommand } from "./commands.js";
+import type { EventContext } from "./context.js";
+import { FORK_RECIPE } from "./destination.js";
+import type { ActionInputs } from "./inputs.js";
+
+type Json = Record<string, unknown>;
+export const obj = (v: unknown): Json => (v && typeof v === "object" ? (v as Json) : {});
+export const str = (v: unknown): string | null => (typeof v === "string" && v ? v : null);
+
+const WRITERS = new Set(["admin", "maintain", "write"]);
+
+export type Outcome = "pass" | "fail" | "error";
+
+/** The pull request a step is about, as the bot needs it. */
+export interface PrFacts {
+  number: number;
+  headSha: string;
+  baseSha: string | null;
+  baseRef: string | null;
+  headRepo: string | null;
+  baseRepo: string;
+}
+
+/** A command that runs: the context moved to the PR's head, and what the bot adds to the run. */
+export interface CommandRequest {
+  ctx: EventContext;
+  pr: PrFacts;
+  command: RunCommand;
+  /** The command's filters. */
+  run: Partial<RunOptions>;
+  /** The comment's "requested by" line. */
+  section: string;
+  finish(outcome: Outcome, detailsUrl?: string): Promise<void>;
+}
+
+/** Checks out `sha` in the repository (issue_comment runs on the default branch's commit). */
+async function checkoutHead(root: string, sha: string, pr: number, logger: Logger): Promise<void> {
+  const head = (await git(["rev-parse", "HEAD"], { cwd: root }).catch(() => "")).trim();
+  if (head === sha) return;
+  const has = await git(["cat-file", "-e", `${sha}^{commit}`], { cwd: root }).then(
+    () => true,
+    () => false,
+  );
+  if (!has) await git(["fetch", "--no-tags", "--depth=1", "origin", sha], { cwd: root }).catch(() => "");
+  try {
+    await git(["checkout", "--quiet", "--detach", sha], { cwd: root });
+  } catch (error) {
+    throw new UsageError(
+      `cannot check out the pull request's head ${sha.slice(0, 7)}: ${(error as Error).message.split("\n")[0]}. In the workflow, check out refs/pull/${pr}/head (docs/workflows/evals-commands.yml)`,
+    );
+  }
+  logger.info(
+    `checked out the pull request's head ${sha.slice(0, 7)} (was ${head.slice(0, 7) || "nothing"})`,
+  );
+}
+
+/** The command of an issue_comment event, or why the step runs nothing. */
+export async function commandRequest(
+  inputs: ActionInputs,
+  ctx: EventContext,
+  deps: { client: GitHubClient | undefined; logger: Logger; payload: Json },
+): Promise<CommandRequest | { skipped: string }> {
+  const { client, logger, payload } = deps;
+  const issue = obj(payload.issue);
+  const comment = obj(payload.comment);
+  const user = obj(comment.user);
+  const login = str(user.login) ?? "someone";
+  const number = Number(issue.number);
+  if (!issue.pull_request) return { skipped: "the comment is on an issue, not a pull request" };
+  if (payload.action !== "created")
+    return { skipped: `a comment that was ${String(payload.action)} is not a command` };
+  if (user.type === "Bot" || login.endsWith("[bot]"))
+    return { skipped: `comments by bots (${login}) are not obeyed` };
+  const parsed = parseCommand(String(comment.body ?? ""));
+  if (!parsed) return { skipped: "the comment has no /evalgate command" };
+  if (!client) throw new UsageError("a /evalgate command needs the github-token input");
+  const ref = { owner: ctx.owner, repo: ctx.repo };
+  const commentId = Number(comment.id);
+  const reply = (body: string) =>
+    bestEffort(logger, "replying to the command", "pull-requests: write", () =>
+      client.rest.issues.createComment({ ...ref, issue_number: number, body }),
+    );
+  const react = (content: "eyes" | "rocket" | "confused") =>
+    bestEffort(logger, `reacting ${content} to the command`, "pull-requests: write", () =>
+      client.rest.reactions.createForIssueComment({ ...ref, comment_id: commentId, content }),
+    );
+  // author_association says OWNER/MEMBER for people who may only read: ask for the permission itself.
+  const perm = await bestEffort(logger, `looking up ${login}'s permission`, "metadata: read", () =>
+    client.rest.repos.getCollaboratorPermissionLevel({ ...ref, username: login }),
+  );
+  const level = perm?.data.role_name ?? perm?.data.permission ?? "none";
+  if (!WRITERS.has(level) && !WRITERS.has(perm?.data.permission ?? "none")) {
+    await reply(
+      `@${login} only people with write access to this repository can run evalgate (you have ${level} access). Nothing was run.`,
+    );
+    return { skipped: `${login} has ${level} access; commands need write` };
+  }
+  if (parsed.kind === "help") {
+    await reply(`evalgate commands:\n\n${COMMAND_HELP}`);
+    return { skipped: "/evalgate help" };
+  }
+  if (parsed.kind === "invalid") {
+    await react("confused");
+    await reply(`@${login} \`${parsed.text.replace(/`/g, "'")}\`: ${parsed.error}.\n\n${COMMAND_HELP}`);
+    return { skipped: `invalid command: ${parsed.error}` };
+  }
+  await react("eyes");
+  const got = await client.rest.pulls.get({ ...ref, pull_number: number }).catch((error: unknown) => {
+    throw new UsageError(explainApiError(error, `looking up PR #${number}`, "pull-requests: read"));
+  });
+  const p = got.data;
+  const pr: PrFacts = {
+    number,
+    headSha: p.head.sha,
+    baseSha: p.base.sha ?? null,
+    baseRef: p.base.ref,
+    headRepo: p.head.repo?.full_name ?? null,
+    baseRepo: p.base.repo?.full_name ?? `${ctx.owner}/${ctx.repo}`,
+  };
+  if (pr.headRepo !== pr.baseRepo) {
+    await react("confused");
+    await reply(
+      `@${login} this pull request comes from a fork (${pr.headRepo ?? "a deleted repository"}): a command would run its code with this repository's secrets and write token, so evalgate does not. Its evals run under \`pull_request\` without secrets; to get their comment, use the two-workflow recipe in ${FORK_RECIPE}.`,
+    );
+    return { skipped: "commands do not run the code of pull requests from forks" };
+  }
+  await checkoutHead(await repositoryRoot(inputs.cwd), pr.headSha, number, logger);
+  const run: Partial<RunOptions> = {};
+  if (parsed.repeat !== undefined) run.repeat = parsed.repeat;
+  if (parsed.tests.length) run.tests = parsed.tests;
+  if (parsed.targets.length) run.targets = parsed.targets;
+  if (parsed.tags.length) run.tags = parsed.tags;
+  const headSha = pr.headSha;
+  const finish = async (outcome: Outcome, url?: string) => {
+    await react(outcome === "pass" ? "rocket" : "confused");
+    // A status on the head commit, where a required check looks (a check run when check-name is set).
+    if (!inputs.checkName) {
+      await bestEffort(logger, "setting the commit status", "statuses: write", () =>
+        client.rest.repos.createCommitStatus({
+          ...ref,
+          sha: headSha,
+          state: outcome === "pass" ? "success" : outcome === "fail" ? "failure" : "error",
+          context: `evalgate${inputs.commentKey === "default" ? "" : ` (${inputs.commentKey})`}`,
+          description:
+            `${outcome === "pass" ? "gate passed" : outcome === "fail" ? "gate failed" : "error"} (requested by ${login})`.slice(
+              0,
+              140,
+            ),
+          ...(url ? { target_url: url } : {}),
+        }),
+      );
+    }
+  };
+  return {
+    ctx: {
+      ...ctx,
+      sha: pr.headSha,
+      baseBranch: pr.baseRef,
+      pullRequest: {
+        number,
+        baseRef: pr.baseRef,
+        headSha: pr.headSha,
+        baseSha: pr.baseSha,
+        headRepo: pr.headRepo,
+        baseRepo: pr.baseRepo,
+        fork: false,
+      },
+    },
+    pr,
+    command: parsed,
+    run,
+    section: requestedBy(login, parsed.text, pr.headSha),
+    finish,
+  };
+}
