@@ -180,11 +180,12 @@ export function running(needle: string): number[] {
 let ownFixtureRoot: string | undefined;
 
 /**
- * A folder that test files share read-only, built by `build(dir)` once per test run (the first file
- * to ask builds it; the others wait and reuse it), with the JSON value `build` returned. With `key`
- * (a contentKey of every input) it is kept across runs instead, under
- * node_modules/.cache/evalgate-test/: for build outputs, not for results of the code under test.
- * A test that writes into it copies it first (copyFixture); a write into it fails the run.
+ * A folder that test files share read-only, built once per test run by `build(dir)` (which creates
+ * `dir`, as a run's `--out` does; the first file to ask builds it, the others wait and reuse it),
+ * with the JSON value `build` returned. With `key` (a contentKey of every input) it is kept across
+ * runs instead, under node_modules/.cache/evalgate-test/: for build outputs, not for results of the
+ * code under test. A test that writes into it copies it first (copyFixture); a write into it fails
+ * the run.
  */
 export function sharedFixture<T>(name: string, build: (dir: string) => T, key?: string): Fixture<T> {
   if (key) {
