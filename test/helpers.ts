@@ -4,16 +4,26 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll } from "vitest";
+import { afterAll, inject } from "vitest";
 import type { Usage } from "../src/providers/types.js";
+import { acquireFixture, changedFixtures, type Fixture } from "./shared-fixtures.js";
+
+export { contentKey, type Fixture } from "./shared-fixtures.js";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 export const CLI = path.join(ROOT, "bin", "evalgate.js");
 
 const made: string[] = [];
+/** The per-run shared fixtures this file used: root and name. */
+const shared: [string, string][] = [];
 afterAll(() => {
-  if (process.env.EVALGATE_KEEP_TEST_DIRS) return;
-  for (const d of made) rmSync(d, { recursive: true, force: true });
+  // A write into a shared fixture fails the file that used it, whichever test of it wrote.
+  const changed = shared.flatMap(([root, id]) => changedFixtures(root, [id]));
+  if (!process.env.EVALGATE_KEEP_TEST_DIRS) for (const d of made) rmSync(d, { recursive: true, force: true });
+  if (changed.length > 0)
+    throw new Error(
+      `a test wrote into the shared fixture ${changed.join(", ")}: copy it first (copyFixture)`,
+    );
 });
 
 export function tempDir(prefix = "evalgate-test-"): string {
@@ -165,4 +175,54 @@ export function running(needle: string): number[] {
     }
   }
   return found;
+}
+
+let ownFixtureRoot: string | undefined;
+
+/**
+ * A folder that test files share read-only, built once per test run by `build(dir)` (which creates
+ * `dir`, as a run's `--out` does; the first file to ask builds it, the others wait and reuse it),
+ * with the JSON value `build` returned. With `key` (a contentKey of every input) it is kept across
+ * runs instead, under node_modules/.cache/evalgate-test/: for build outputs, not for results of the
+ * code under test. A test that writes into it copies it first (copyFixture); a write into it fails
+ * the run.
+ */
+export function sharedFixture<T>(name: string, build: (dir: string) => T, key?: string): Fixture<T> {
+  if (key) {
+    const cache = path.join(ROOT, "node_modules/.cache/evalgate-test");
+    const id = `${name}-${key}`;
+    const fixture = acquireFixture(cache, id, build, "rebuild");
+    // Builds of older inputs are never asked for again.
+    for (const old of readdirSync(cache)) {
+      const other = old.startsWith(`${name}-`) && /^[0-9a-f]{16}$/.test(old.slice(name.length + 1));
+      if (other && old !== id) rmSync(path.join(cache, old), { recursive: true, force: true });
+    }
+    return fixture;
+  }
+  // Without the global setup (a config that does not name it), the fixture is this file's own.
+  if (!inject("fixtureRoot") && !ownFixtureRoot) ownFixtureRoot = tempDir("evalgate-fixtures-");
+  const root = inject("fixtureRoot") ?? ownFixtureRoot!;
+  if (!shared.some(([r, id]) => r === root && id === name)) shared.push([root, name]);
+  return acquireFixture(root, name, build, "fail");
+}
+
+/** A copy of a shared fixture (cp -a: modes, links and times kept) that the test may write into. */
+export function copyFixture(
+  dir: string,
+  dest = path.join(tempDir("evalgate-copy-"), path.basename(dir)),
+): string {
+  execFileSync("cp", ["-a", "--", dir, dest]);
+  return dest;
+}
+
+/**
+ * `evalgate run examples/quickstart --out <bundle>` from the checkout, as several test files run it
+ * only to read the bundle: run once per test run. `out` is the bundle, `result` the run's exit code
+ * and output (which names `out`).
+ */
+export function quickstartRun(): { out: string; result: CliResult } {
+  const f = sharedFixture("quickstart-run", (dir) =>
+    runCli(["run", "examples/quickstart", "--out", dir], ROOT),
+  );
+  return { out: f.dir, result: f.value };
 }

@@ -3,7 +3,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { DIFF_READ_BYTES, LOG_TAIL_READ_BYTES, loadReportView } from "../../src/bundle/report-view.js";
 import { renderComment } from "../../src/report/comment.js";
-import { ROOT, runCli, sh, tempDir, writeFiles } from "../helpers.js";
+import { quickstartRun, runCli, sh, tempDir, writeFiles } from "../helpers.js";
 
 /** An agent that prints 3 MB and writes a 2 MB file, and a `tests` scorer with named failures. */
 function loudSuite(): string {
@@ -66,8 +66,8 @@ describe("loadReportView", () => {
   });
 
   it("loads no evidence for stable passes unless asked, and reads every case's summary", async () => {
-    const quick = path.join(tempDir(), "q");
-    runCli(["run", "examples/quickstart", "--out", quick], ROOT);
+    // The quickstart run the end-to-end tests read too: made once per test run, only read here.
+    const quick = quickstartRun().out;
     const problems = await loadReportView(quick);
     const pass = problems.cases.find((c) => c.testId === "empty-cart-total" && c.target === "reference")!;
     expect(pass.runs[0]!.evidence).toBeNull();

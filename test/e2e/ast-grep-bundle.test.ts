@@ -8,7 +8,16 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync
 import { createRequire } from "node:module";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ROOT, readJson, readJsonl, runCli, tempDir } from "../helpers.js";
+import {
+  contentKey,
+  copyFixture,
+  ROOT,
+  readJson,
+  readJsonl,
+  runCli,
+  sharedFixture,
+  tempDir,
+} from "../helpers.js";
 
 const FIXTURE = path.join(ROOT, "test", "fixtures", "scorers", "ast-grep");
 
@@ -37,18 +46,32 @@ function node(args: string[], cwd: string) {
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 
-/** Builds the bundle once: ncc over the CLI entry, then the native files beside it. */
+/**
+ * The bundle: ncc over the CLI entry, then the native files beside it. Built once for its inputs
+ * (the built CLI, the locked dependencies, ship-native) and kept between test runs; each file gets
+ * a copy in a folder of its own.
+ */
 function buildBundle(): string {
-  const dir = path.join(tempDir("evalgate-bundle-"), "dist");
-  const ncc = spawnSync(
-    path.join(ROOT, "node_modules", ".bin", "ncc"),
-    ["build", path.join(ROOT, "bin", "evalgate.js"), "-o", dir, "--quiet"],
-    { cwd: ROOT, encoding: "utf8", timeout: 120_000 },
+  const key = contentKey(
+    ["bin", "lib", "package-lock.json", "scripts/ship-native.mjs"].map((p) => path.join(ROOT, p)),
+    [process.version, process.arch],
   );
-  if (ncc.status !== 0) throw new Error(`ncc failed: ${ncc.stderr}`);
-  const ship = node([path.join(ROOT, "scripts", "ship-native.mjs"), dir], ROOT);
-  if (ship.code !== 0) throw new Error(`ship-native failed: ${ship.stderr}`);
-  return dir;
+  const built = sharedFixture(
+    "ncc-cli-bundle",
+    (dir) => {
+      const ncc = spawnSync(
+        path.join(ROOT, "node_modules", ".bin", "ncc"),
+        ["build", path.join(ROOT, "bin", "evalgate.js"), "-o", dir, "--quiet"],
+        { cwd: ROOT, encoding: "utf8", timeout: 120_000 },
+      );
+      if (ncc.status !== 0) throw new Error(`ncc failed: ${ncc.stderr}`);
+      const ship = node([path.join(ROOT, "scripts", "ship-native.mjs"), dir], ROOT);
+      if (ship.code !== 0) throw new Error(`ship-native failed: ${ship.stderr}`);
+      return null;
+    },
+    key,
+  );
+  return copyFixture(built.dir, path.join(tempDir("evalgate-bundle-"), "dist"));
 }
 
 /** Every ast-grep scorer of the fixer target, complete and passed, as both bundles must grade it. */

@@ -1,7 +1,18 @@
 import { cpSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { gitRepo, ROOT, readJson, readJsonl, runCli, running, sh, tempDir, writeFiles } from "../helpers.js";
+import {
+  gitRepo,
+  quickstartRun,
+  ROOT,
+  readJson,
+  readJsonl,
+  runCli,
+  running,
+  sh,
+  tempDir,
+  writeFiles,
+} from "../helpers.js";
 
 interface Row {
   test_id: string;
@@ -21,8 +32,8 @@ interface Row {
 }
 
 describe("evalgate run on the quickstart example", () => {
-  const out = path.join(tempDir(), "bundle");
-  const result = runCli(["run", "examples/quickstart", "--out", out], ROOT);
+  // The same run as shard.test.ts's whole run: made once per test run, read here.
+  const { out, result } = quickstartRun();
 
   it("exits 0 and prints passing and failing cases and the bundle path", () => {
     expect(result.stderr).toBe("");

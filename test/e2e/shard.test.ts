@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ROOT, readJson, readJsonl, runCli, tempDir, writeFiles } from "../helpers.js";
+import { quickstartRun, ROOT, readJson, readJsonl, runCli, tempDir, writeFiles } from "../helpers.js";
 
 interface Row {
   test_id: string;
@@ -17,8 +17,8 @@ describe("--shard and merge", () => {
     const r = runCli(["run", "examples/quickstart", "--shard", `${i}/3`, "--out", out], ROOT);
     return { out, r };
   });
-  const whole = path.join(dir, "whole");
-  runCli(["run", "examples/quickstart", "--out", whole], ROOT);
+  // The unsharded run, read only: made once per test run (cli.test.ts reads it too).
+  const whole = quickstartRun().out;
 
   it("splits the cases into disjoint shards that exit 0 and leave the gate to merge", () => {
     const ids = shards.flatMap((s) =>
