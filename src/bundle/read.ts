@@ -119,6 +119,7 @@ export async function readBundle(dir: string, options: ReadOptions = {}): Promis
     throw new BundleError(
       `${dir} was changed after evalgate wrote it, so it is not trusted: ${seal.problem}`,
     );
+  // Lenient reads feed only the report view, which reads every field by itself (pipeline/view-fields.ts).
   let summary = raw as WireSummary;
   if (strict) {
     const parsed = parseSummary(raw);
@@ -126,7 +127,7 @@ export async function readBundle(dir: string, options: ReadOptions = {}): Promis
       throw new BundleError(`${dir}/summary.json is not a summary evalgate wrote: ${parsed.problem}`);
     summary = parsed.summary;
   }
-  // Always index.jsonl (SPEC §4): the field is a pointer for readers, never a path to follow.
+  // Always index.jsonl (the bundle layout fixes the name): the field is a pointer for readers, never a path to follow.
   const text = await readText(abs, dir, "index.jsonl", INDEX_CAP_BYTES);
   const rows: WireIndexRow[] = [];
   text.split("\n").forEach((line, i) => {

@@ -1,5 +1,5 @@
 /**
- * The bundle's seal (SPEC §7): summary.json carries the sha256 of every other file of the bundle
+ * The bundle's seal: summary.json carries the sha256 of every other file of the bundle
  * and a digest over those and its own content, computed last. Every reader checks it, so a bundle
  * changed after its run (a file edited, added or removed, a verdict rewritten, a write cut off) is
  * detected. It is an integrity check, not a signature: whoever can rewrite the whole bundle can

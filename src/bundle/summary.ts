@@ -11,6 +11,7 @@ import {
   SUMMARY_SCHEMA,
   usageTotalsOf,
   type WireComparison,
+  type WireEval,
   type WireIndexRow,
   type WireSummary,
   type WireTargetRollup,
@@ -32,8 +33,6 @@ export interface RunInfo {
   interrupted?: string;
 }
 
-export type WireEval = WireSummary["evals"][number];
-
 export function wireEvals(roots: readonly EvalRoot[], rows: readonly WireIndexRow[]): WireEval[] {
   return roots.map((r) => ({
     eval_path: r.evalPath,
@@ -54,6 +53,14 @@ export function wireEvals(roots: readonly EvalRoot[], rows: readonly WireIndexRo
   }));
 }
 
+const RULES = ["fail", "warn", "ignore"] as const;
+
+/** `regressions` of summary.json: the word, or the object form's `on` (else the default, fail). */
+function regressionRule(r: WireEval["regressions"]): (typeof RULES)[number] {
+  const word = typeof r === "string" ? r : r.on;
+  return RULES.find((x) => x === word) ?? "fail";
+}
+
 /** The roots' run-level rules, back from summary.json (for merging shards). */
 export function rootsOf(evals: readonly WireEval[]): EvalRoot[] {
   return evals.map((e) => {
@@ -63,7 +70,7 @@ export function rootsOf(evals: readonly WireEval[]): EvalRoot[] {
       name: e.name,
       tags: e.tags ?? {},
       minCasePassRate: e.min_case_pass_rate,
-      regressions: e.regressions,
+      regressions: regressionRule(e.regressions),
       budget: {},
     };
     if (e.regression_evidence) root.regressionEvidence = e.regression_evidence;

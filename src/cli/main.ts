@@ -12,7 +12,14 @@ import { StreamLogger } from "../log.js";
 import type { RunOptions } from "../pipeline/run.js";
 import type { Progress } from "../report/console.js";
 import { VERSION } from "../version.js";
-import { parseConcurrency, parsePositiveInt, parseRepeat, parseShard, splitList } from "./args.js";
+import {
+  CLI_NAMING,
+  parseConcurrency,
+  parsePositiveInt,
+  parseRepeat,
+  parseShard,
+  splitList,
+} from "./args.js";
 
 // Each command loads what it uses when it runs (import() below), so `evalgate --version` and
 // `--help` start as fast as commander does: the pipeline, renderers and scorers are most of the
@@ -128,6 +135,7 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
         keepWorkspaces: Boolean(o.keepWorkspaces),
         baseline: o.baseline as string | undefined,
         shard: o.shard as RunOptions["shard"],
+        naming: CLI_NAMING,
       };
       const interrupt = new SignalInterrupt(killLiveGroups).install();
       let result: Awaited<ReturnType<typeof runEvals>>;
@@ -153,7 +161,7 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
       if (json) stdout.write(`${JSON.stringify(result.summary, null, 2)}\n`);
       else {
         stdout.write(
-          `\n${renderCaseTable(result.rows)}\n\n${renderRunFooter(result.summary, result.bundleDir)}\n`,
+          `\n${renderCaseTable(result.view.cases)}\n\n${renderRunFooter(result.view, result.bundleDir)}\n`,
         );
       }
       // A shard sees part of the cases (the footer says so): the gate is decided when they are merged.
@@ -217,6 +225,7 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
             tags: o.tag as string[] | undefined,
             concurrency: o.concurrency as number | undefined,
             ...(o.out ? { out: o.out as string } : {}),
+            naming: CLI_NAMING,
           },
           {
             runner: new ChildProcessRunner(),
@@ -301,12 +310,12 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
         const note = unsealedNote(b, shown);
         if (note) stderr.write(`evalgate: note: ${note}\n`);
       }
-      const { compareBundles } = await import("../bundle/compare.js");
+      const { compareBundles, wireBundleComparison } = await import("../bundle/compare.js");
       const { renderComparisonMarkdown } = await import("../report/compare.js");
       const comparison = compareBundles(base, head);
       stdout.write(
         o.format === "json"
-          ? `${JSON.stringify(comparison, null, 2)}\n`
+          ? `${JSON.stringify(wireBundleComparison(comparison), null, 2)}\n`
           : renderComparisonMarkdown(comparison),
       );
       throw new Exit(comparison.verdict === "pass" ? EXIT.pass : EXIT.fail);
@@ -333,7 +342,7 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
         text = `${JSON.stringify({ summary: bundle.summary, rows: bundle.rows }, null, 2)}\n`;
       } else {
         const { bundleErrorAsUsage } = await import("../bundle/read.js");
-        const { loadReportView } = await import("../bundle/report-view.js");
+        const { loadReportView } = await import("../pipeline/report-view.js");
         const view = await bundleErrorAsUsage(
           loadReportView(dir, { evidence: o.format === "html" ? "all" : "problems" }),
           // Name the folder as the user typed it.
@@ -367,7 +376,7 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
     .option("--baseline <dir>", "compare the merged cases with a baseline bundle")
     .option("--json", "print the merged summary.json on stdout")
     .action(async (bundles: string[], o: { out: string; baseline?: string; json?: boolean }) => {
-      const { mergeBundles } = await import("../bundle/merge.js");
+      const { mergeBundles } = await import("../pipeline/merge.js");
       const { bundleErrorAsUsage } = await import("../bundle/read.js");
       const { newRunId } = await import("../pipeline/run.js");
       const { renderCaseTable, renderRunFooter } = await import("../report/table.js");
@@ -378,13 +387,14 @@ export async function main(argv: string[], io: Partial<CliIO> = {}): Promise<num
           out: path.resolve(cwd, o.out),
           runId: newRunId(),
           version: VERSION,
+          naming: CLI_NAMING,
           ...(baseline ? { baseline } : {}),
         }),
       );
       if (o.json) stdout.write(`${JSON.stringify(merged.summary, null, 2)}\n`);
       else
         stdout.write(
-          `${renderCaseTable(merged.rows)}\n\n${renderRunFooter(merged.summary, path.resolve(cwd, o.out))}\n`,
+          `${renderCaseTable(merged.view.cases)}\n\n${renderRunFooter(merged.view, path.resolve(cwd, o.out))}\n`,
         );
       throw new Exit(merged.summary.gate.verdict === "pass" ? EXIT.pass : EXIT.fail);
     });

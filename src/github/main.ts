@@ -6,11 +6,11 @@
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { readBundleAs } from "../bundle/read.js";
-import { loadReportView } from "../bundle/report-view.js";
-import { REPORT_FILES } from "../bundle/reports.js";
 import { sealBundle } from "../bundle/seal.js";
 import { writeJson } from "../bundle/write.js";
 import { ConfigError, EXIT, UsageError } from "../errors.js";
+import { REPORT_FILES } from "../pipeline/outputs.js";
+import { loadReportView } from "../pipeline/report-view.js";
 import {
   COMMENT_MAX_CHARS,
   type CommentOptions,

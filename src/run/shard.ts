@@ -5,12 +5,7 @@
  * turn, so no shard gets one target's every case. Every shard computes the same assignment from the
  * same inputs (the cases and the baseline), which is what keeps the shards disjoint.
  */
-import { readFile } from "node:fs/promises";
-import path from "node:path";
-import type { Bundle } from "../bundle/read.js";
-import { rowKey } from "../bundle/read.js";
 import type { CaseSpec } from "../config/types.js";
-import { isWithin } from "../paths.js";
 
 export interface ShardAssignment {
   /** For each shard (0-based), the keys of its cases. */
@@ -22,7 +17,7 @@ export interface ShardAssignment {
 
 const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
-/** Case key → the case's time in the baseline (ms), for `assignShards`. */
+/** Case key → the case's time in the baseline (ms, bundle/durations.ts), for `assignShards`. */
 export type Durations = ReadonlyMap<string, number>;
 
 /**
@@ -57,35 +52,6 @@ export function assignShards(
     loads[least]! += c.ms;
   }
   return { shards, loads, by: "duration" };
-}
-
-/**
- * The baseline's time per case: the sum of its attempts' durations, read from each case's
- * summary.json. A case whose summary cannot be read (or lies outside the bundle) has no duration.
- */
-export async function baselineDurations(bundle: Bundle): Promise<Map<string, number>> {
-  const out = new Map<string, number>();
-  const root = path.resolve(bundle.dir);
-  await Promise.all(
-    bundle.rows.map(async (row) => {
-      const file = path.resolve(root, row.summary_path);
-      if (!isWithin(root, file)) return;
-      try {
-        const summary = JSON.parse(await readFile(file, "utf8")) as { runs?: { duration_ms?: unknown }[] };
-        const ms = (summary.runs ?? [])
-          .map((r) => r.duration_ms)
-          .filter((d): d is number => typeof d === "number" && Number.isFinite(d) && d >= 0);
-        if (ms.length)
-          out.set(
-            rowKey(row),
-            ms.reduce((a, d) => a + d, 0),
-          );
-      } catch {
-        // No duration for this case: it counts as the mean.
-      }
-    }),
-  );
-  return out;
 }
 
 /** The cases of shard `index` (1-based) of `total`. */

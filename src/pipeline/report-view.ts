@@ -5,16 +5,16 @@
  * downloaded artifact: a path that leaves the bundle is refused, never read.
  */
 import pLimit from "p-limit";
+import { BundleFiles } from "../bundle/files.js";
+import { readBundle } from "../bundle/read.js";
 import {
   type AttemptEvidence,
+  type AttemptTry,
   type CaseView,
   type Excerpt,
   isStablePass,
   type ReportView,
-  type RunView,
 } from "../report/view.js";
-import { BundleFiles } from "./files.js";
-import { readBundle } from "./read.js";
 import {
   attemptUsageOf,
   bool,
@@ -59,7 +59,11 @@ export const LOG_TAIL_READ_BYTES = 16 * 1024;
 const EVIDENCE_BUDGET = 48 * 1024 * 1024;
 const SMALL_DIFF_READ_BYTES = 8 * 1024;
 const SMALL_LOG_TAIL_READ_BYTES = 4 * 1024;
-async function evidenceOf(parent: BundleFiles, run: RunView, passingCase: boolean): Promise<AttemptEvidence> {
+async function evidenceOf(
+  parent: BundleFiles,
+  run: AttemptTry,
+  passingCase: boolean,
+): Promise<AttemptEvidence> {
   const reader = parent.child();
   const result = record(await reader.json<Json>(`${run.dir}/result.json`));
   const files = record(result.files);
@@ -129,9 +133,9 @@ async function evidenceOf(parent: BundleFiles, run: RunView, passingCase: boolea
   };
 }
 
-const STATUSES: readonly RunView["status"][] = ["passed", "failed", "timeout", "error"];
+const STATUSES: readonly AttemptTry["status"][] = ["passed", "failed", "timeout", "error"];
 
-function runsOf(row: Json, summary: Json | null): RunView[] {
+function runsOf(row: Json, summary: Json | null): AttemptTry[] {
   const resultDir = text(row.result_dir);
   if (summary) {
     return list(summary.runs).map((x) => {
