@@ -1,17 +1,19 @@
 /**
- * Shards of one run → one bundle. The gate is decided again over all cases, so the merged verdict
- * is the verdict the whole run would have had.
+ * Shards of one run → one bundle. The gate is decided again over all cases, from each case's
+ * tries (bundle/merge-decide.ts), so the merged verdict is the verdict the whole run would have had.
  */
 import { constants } from "node:fs";
 import { copyFile, lstat, mkdir, readdir, realpath, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { OptionNaming } from "../config/options.js";
 import { UsageError } from "../errors.js";
+import { decideRun } from "../gate/run.js";
 import { isWithin } from "../paths.js";
 import { ISOLATION_LEVELS, type IsolationLevel, weakerLevel } from "../sandbox/isolation.js";
 import { applyBaseline, comparisonSummary } from "./compare.js";
+import { mergedGateCase, readCaseSummary } from "./merge-decide.js";
 import { type Bundle, BundleError, confinedPath, readBundle, rowKey } from "./read.js";
-import { buildSummary, gateFromRows } from "./summary.js";
+import { buildSummary, rootsOf } from "./summary.js";
 import type { WireEval, WireIndexRow, WireIsolation, WireSummary } from "./wire.js";
 import { checkNewBundleFolder, writeJson } from "./write.js";
 
@@ -100,7 +102,19 @@ export async function mergeShards(
   const first = shards[0]!.summary;
   const started = Math.min(...shards.map((b) => Date.parse(b.summary.run.started_at)));
   const finished = Math.max(...shards.map((b) => Date.parse(b.summary.run.finished_at)));
-  const gate = gateFromRows(evals, rows, budgetStops);
+  // Decided as a run decides: each case from its tries, then the run gate over every case.
+  const baseRows = opts.baseline && new Map(opts.baseline.rows.map((r) => [rowKey(r), r]));
+  const cases = await Promise.all(
+    rows.map(async (r) =>
+      mergedGateCase(
+        r,
+        await readCaseSummary(owner.get(rowKey(r))!, r),
+        baseRows?.get(rowKey(r)),
+        Boolean(baseRows),
+      ),
+    ),
+  );
+  const gate = decideRun(rootsOf(evals), cases, budgetStops);
   const hadComparison = shards.some((b) => b.summary.comparison);
   const interrupted = shards
     .filter((b) => b.summary.status === "interrupted")

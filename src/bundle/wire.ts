@@ -8,7 +8,6 @@ import type { z } from "zod";
 import type { CaseSpec } from "../config/types.js";
 import type { CaseDecision } from "../gate/case.js";
 import type { CaseChange } from "../gate/compare.js";
-import type { AttemptResult } from "../run/types.js";
 import type { UsageTotals } from "../run/usage.js";
 import type {
   caseSummarySchema,
