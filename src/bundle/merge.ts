@@ -14,7 +14,7 @@ import { applyBaseline, comparisonSummary } from "./compare.js";
 import { mergedGateCase, readCaseSummary } from "./merge-decide.js";
 import { type Bundle, BundleError, confinedPath, readBundle, rowKey } from "./read.js";
 import { buildSummary, rootsOf } from "./summary.js";
-import type { WireEval, WireIndexRow, WireIsolation, WireSummary } from "./wire.js";
+import type { WireCaseSummary, WireEval, WireIndexRow, WireIsolation, WireSummary } from "./wire.js";
 import { checkNewBundleFolder, writeJson } from "./write.js";
 
 export interface MergeOptions {
@@ -58,11 +58,12 @@ export function checkShards(shards: readonly Bundle[], naming: OptionNaming): vo
 
 /**
  * Writes the merged bundle's data (the shards' case folders, index.jsonl, summary.json) into
- * `opts.out`; its reports and seal are written by the caller (pipeline/merge.ts).
+ * `opts.out` and returns it, with every case's summary.json (checked) in row order; its reports and
+ * seal are written by the caller (pipeline/merge.ts).
  */
 export async function mergeShards(
   opts: MergeOptions,
-): Promise<{ out: string; summary: WireSummary; rows: WireIndexRow[] }> {
+): Promise<{ out: string; summary: WireSummary; rows: WireIndexRow[]; caseSummaries: WireCaseSummary[] }> {
   if (opts.bundles.length === 0) throw new UsageError("merge needs at least one bundle");
   const shards = await Promise.all(opts.bundles.map((b) => readBundle(b)));
   checkShards(shards, opts.naming);
@@ -104,15 +105,9 @@ export async function mergeShards(
   const finished = Math.max(...shards.map((b) => Date.parse(b.summary.run.finished_at)));
   // Decided as a run decides: each case from its tries, then the run gate over every case.
   const baseRows = opts.baseline && new Map(opts.baseline.rows.map((r) => [rowKey(r), r]));
-  const cases = await Promise.all(
-    rows.map(async (r) =>
-      mergedGateCase(
-        r,
-        await readCaseSummary(owner.get(rowKey(r))!, r),
-        baseRows?.get(rowKey(r)),
-        Boolean(baseRows),
-      ),
-    ),
+  const caseSummaries = await Promise.all(rows.map((r) => readCaseSummary(owner.get(rowKey(r))!, r)));
+  const cases = rows.map((r, i) =>
+    mergedGateCase(r, caseSummaries[i]!, baseRows?.get(rowKey(r)), Boolean(baseRows)),
   );
   const gate = decideRun(rootsOf(evals), cases, budgetStops);
   const hadComparison = shards.some((b) => b.summary.comparison);
@@ -153,7 +148,7 @@ export async function mergeShards(
     rows.map((r) => JSON.stringify(r)).join("\n") + (rows.length ? "\n" : ""),
   );
   await writeJson(path.join(out, "summary.json"), summary);
-  return { out, summary, rows };
+  return { out, summary, rows, caseSummaries };
 }
 
 /**

@@ -233,9 +233,12 @@ export class BundleWriter {
     return safe;
   }
 
-  /** Writes each case's summary.json and the index; returns the index rows. */
-  async writeCases(cases: readonly FinishedCase[]): Promise<WireIndexRow[]> {
+  /** Writes each case's summary.json and the index; returns both as written (redacted), in case order. */
+  async writeCases(
+    cases: readonly FinishedCase[],
+  ): Promise<{ rows: WireIndexRow[]; summaries: WireCaseSummary[] }> {
     const rows: WireIndexRow[] = [];
+    const summaries: WireCaseSummary[] = [];
     for (const c of cases) {
       const resultDir = resultDirName(c.spec.identity);
       const finals = new Set(lastTryKeys(c.tries));
@@ -293,6 +296,7 @@ export class BundleWriter {
         structural,
       );
       await writeJson(path.join(this.dir, resultDir, "summary.json"), summary);
+      summaries.push(summary);
       rows.push(
         this.redactor.deep(
           {
@@ -336,7 +340,7 @@ export class BundleWriter {
       path.join(this.dir, "index.jsonl"),
       rows.map((r) => JSON.stringify(r)).join("\n") + (rows.length ? "\n" : ""),
     );
-    return rows;
+    return { rows, summaries };
   }
 
   /** Writes summary.json; returns it as written (redacted). */

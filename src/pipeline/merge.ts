@@ -8,15 +8,20 @@ import { sealBundle } from "../bundle/seal.js";
 import type { WireIndexRow, WireSummary } from "../bundle/wire.js";
 import type { ReportView } from "../report/view.js";
 import { writeReports } from "./outputs.js";
+import { viewOfRecords } from "./report-view.js";
 
 export type { MergeOptions };
 
 export async function mergeBundles(
   opts: MergeOptions,
 ): Promise<{ summary: WireSummary; rows: WireIndexRow[]; view: ReportView }> {
-  const { out, rows } = await mergeShards(opts);
-  // The view the reports were rendered from, to render more from (the action's comment).
-  const { view } = await writeReports(out);
+  const { out, rows, summary, caseSummaries } = await mergeShards(opts);
+  // The view of the records as written, not read back; the action renders more from it (its comment).
+  const view = await viewOfRecords(
+    { dir: out, summary, cases: rows.map((row, i) => ({ row, summary: caseSummaries[i] })) },
+    { evidence: "all" },
+  );
+  await writeReports(out, view);
   const sealed = await sealBundle(out);
   return { summary: sealed.summary, rows, view };
 }

@@ -23,7 +23,7 @@ import type { RunIsolation } from "../sandbox/isolation.js";
 import { VERSION } from "../version.js";
 import { git } from "../workspace/git.js";
 import { decideRunGate } from "./decide.js";
-import { loadReportView } from "./report-view.js";
+import { viewOfRecords } from "./report-view.js";
 import type { RunOptions } from "./run.js";
 
 export const REPORT_FILES = { comment: "comment.md", html: "report.html", junit: "junit.xml" } as const;
@@ -38,15 +38,15 @@ export interface WrittenReports {
 }
 
 /**
- * Renders and writes comment.md, report.html and junit.xml into the bundle. `comment` defaults to
- * key "default" and 65,536 characters.
+ * Renders `view` (every case's evidence loaded) into comment.md, report.html and junit.xml in the
+ * bundle. `comment` defaults to key "default" and 65,536 characters.
  */
 export async function writeReports(
   bundleDir: string,
+  view: ReportView,
   comment: Partial<CommentOptions> = {},
 ): Promise<WrittenReports> {
   const dir = path.resolve(bundleDir);
-  const view = await loadReportView(dir, { evidence: "all" });
   const text = renderComment(view, { key: "default", maxChars: COMMENT_MAX_CHARS, ...comment });
   const files = {
     comment: path.join(dir, REPORT_FILES.comment),
@@ -101,7 +101,7 @@ export async function writeRunOutputs(
   o: RunOutputs,
 ): Promise<{ summary: WireSummary; rows: WireIndexRow[]; view: ReportView }> {
   const { plan, opts, finished, budgetStops, baseline } = o;
-  const rows = await o.bundle.writeCases(finished);
+  const { rows, summaries } = await o.bundle.writeCases(finished);
   const exclude = opts.gateExclude;
   // writeCases writes one row per case, in order.
   const excluded = new Set(exclude ? finished.filter((_, i) => exclude(rows[i]!)) : []);
@@ -142,8 +142,13 @@ export async function writeRunOutputs(
     reason: o.isolation.reason,
     targets: o.isolation.targets.map((t) => ({ name: t.name, level: t.level, reason: t.reason })),
   };
-  await o.bundle.writeSummary(built);
-  const { view } = await writeReports(o.bundle.dir);
+  const summary = await o.bundle.writeSummary(built);
+  // The view of the records as written (redacted), not read back: what `evalgate report` reads.
+  const view = await viewOfRecords(
+    { dir: o.bundle.dir, summary, cases: rows.map((row, i) => ({ row, summary: summaries[i] })) },
+    { evidence: "all" },
+  );
+  await writeReports(o.bundle.dir, view);
   // Last: the digest of every file of the bundle, once every process of the run is gone.
   const sealed = await sealBundle(o.bundle.dir);
   for (const rel of sealed.removed)
