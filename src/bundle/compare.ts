@@ -124,17 +124,8 @@ function countedRegressions(head: Bundle, baseRows: ReadonlyMap<string, WireInde
       suite: r.suite,
       decision: {
         verdict: r.verdict,
-        classification: r.classification,
         flaky: r.flaky,
         counts: { ...r.attempts, timedOut: r.attempts.timed_out },
-        stats: {
-          attemptSuccessRate: r.attempt_success_rate,
-          wilson95: null,
-          meanScore: r.mean_score,
-          meanPassRate: r.mean_pass_rate,
-          passAtK: [],
-          passHatK: [],
-        },
         reason: r.reason,
       },
       change: compareCase(side(baseRows.get(rowKey(r))), side(r)),
