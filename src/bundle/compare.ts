@@ -1,5 +1,5 @@
 /** Comparing two bundles case by case (the `compare` command). */
-import { type CaseChange, compareCase } from "../gate/compare.js";
+import { type ChangeKind, type ComparedCase, compareCase, type RunComparison } from "../gate/compare.js";
 import { type GateCase, sortRegressions } from "../gate/run.js";
 import { type Bundle, rowKey } from "./read.js";
 import { rootsOf } from "./summary.js";
@@ -7,9 +7,10 @@ import { type WireComparison, type WireIdentity, type WireIndexRow, wireChange }
 
 export const COMPARE_SCHEMA = "evalgate.compare/v1";
 
-export interface ComparedCase extends WireIdentity {
+/** One case of `evalgate compare --format json` (the in-memory ComparedCase, snake_case). */
+export interface WireComparedCase extends WireIdentity {
   suite: string;
-  change: CaseChange["change"];
+  change: ChangeKind;
   base_verdict: string | null;
   head_verdict: string | null;
   base_attempts: { counted: number; passed: number } | null;
@@ -28,14 +29,14 @@ export interface BundleComparison {
   head: { run_id: string; git_sha: string | null };
   /** fail when a regression is counted by the head's gate. */
   verdict: "pass" | "fail";
-  counts: Record<CaseChange["change"], number> & { significant: number };
-  cases: ComparedCase[];
+  counts: Record<ChangeKind, number> & { significant: number };
+  cases: WireComparedCase[];
 }
 
 const side = (r: WireIndexRow | undefined) =>
   r && { verdict: r.verdict, counted: r.attempts.counted, passed: r.attempts.passed, flaky: r.flaky };
 
-export function compareBundles(base: Bundle, head: Bundle): BundleComparison {
+export function compareBundles(base: Bundle, head: Bundle): RunComparison {
   const baseRows = new Map(base.rows.map((r) => [rowKey(r), r]));
   const headRows = new Map(head.rows.map((r) => [rowKey(r), r]));
   const rules = new Map(head.summary.evals.map((e) => [e.eval_path, e.regressions ?? "fail"]));
@@ -48,28 +49,27 @@ export function compareBundles(base: Bundle, head: Bundle): BundleComparison {
     const c = compareCase(side(b), side(h));
     const rule = rules.get(h?.root_eval_path ?? row.eval_path) ?? "fail";
     return {
-      eval_path: row.eval_path,
-      test_id: row.test_id,
+      evalPath: row.eval_path,
+      testId: row.test_id,
       target: row.target,
       suite: row.suite,
       change: c.change,
-      base_verdict: b?.verdict ?? null,
-      head_verdict: h?.verdict ?? null,
-      base_attempts: c.baseAttempts,
-      head_attempts: h ? { counted: h.attempts.counted, passed: h.attempts.passed } : null,
-      success_rate_delta: c.successRateDelta,
-      p_value: c.pValue,
+      baseVerdict: b?.verdict ?? null,
+      headVerdict: h?.verdict ?? null,
+      baseAttempts: c.baseAttempts,
+      headAttempts: h ? { counted: h.attempts.counted, passed: h.attempts.passed } : null,
+      successRateDelta: c.successRateDelta,
+      pValue: c.pValue,
       significant: c.significant,
-      head_flaky: h?.flaky ?? false,
-      counted_by_gate: c.change === "regressed" && rule === "fail" && counted.has(k),
+      headFlaky: h?.flaky ?? false,
+      countedByGate: c.change === "regressed" && rule === "fail" && counted.has(k),
     };
   });
-  const count = (k: CaseChange["change"]) => cases.filter((c) => c.change === k).length;
+  const count = (k: ChangeKind) => cases.filter((c) => c.change === k).length;
   return {
-    schema: COMPARE_SCHEMA,
-    base: { run_id: base.summary.run.id, git_sha: base.summary.git?.sha ?? null },
-    head: { run_id: head.summary.run.id, git_sha: head.summary.git?.sha ?? null },
-    verdict: cases.some((c) => c.counted_by_gate) ? "fail" : "pass",
+    base: { runId: base.summary.run.id, gitSha: base.summary.git?.sha ?? null },
+    head: { runId: head.summary.run.id, gitSha: head.summary.git?.sha ?? null },
+    verdict: cases.some((c) => c.countedByGate) ? "fail" : "pass",
     counts: {
       regressed: count("regressed"),
       improved: count("improved"),
@@ -79,6 +79,33 @@ export function compareBundles(base: Bundle, head: Bundle): BundleComparison {
       significant: cases.filter((c) => c.significant).length,
     },
     cases,
+  };
+}
+
+/** The comparison as `evalgate compare --format json` prints it. */
+export function wireBundleComparison(c: RunComparison): BundleComparison {
+  return {
+    schema: COMPARE_SCHEMA,
+    base: { run_id: c.base.runId, git_sha: c.base.gitSha },
+    head: { run_id: c.head.runId, git_sha: c.head.gitSha },
+    verdict: c.verdict,
+    counts: c.counts,
+    cases: c.cases.map((x) => ({
+      eval_path: x.evalPath,
+      test_id: x.testId,
+      target: x.target,
+      suite: x.suite,
+      change: x.change,
+      base_verdict: x.baseVerdict,
+      head_verdict: x.headVerdict,
+      base_attempts: x.baseAttempts,
+      head_attempts: x.headAttempts,
+      success_rate_delta: x.successRateDelta,
+      p_value: x.pValue,
+      significant: x.significant,
+      head_flaky: x.headFlaky,
+      counted_by_gate: x.countedByGate,
+    })),
   };
 }
 
@@ -97,17 +124,8 @@ function countedRegressions(head: Bundle, baseRows: ReadonlyMap<string, WireInde
       suite: r.suite,
       decision: {
         verdict: r.verdict,
-        classification: r.classification,
         flaky: r.flaky,
         counts: { ...r.attempts, timedOut: r.attempts.timed_out },
-        stats: {
-          attemptSuccessRate: r.attempt_success_rate,
-          wilson95: null,
-          meanScore: r.mean_score,
-          meanPassRate: r.mean_pass_rate,
-          passAtK: [],
-          passHatK: [],
-        },
         reason: r.reason,
       },
       change: compareCase(side(baseRows.get(rowKey(r))), side(r)),

@@ -8,7 +8,21 @@ import { constants } from "node:fs";
 import { type FileHandle, open, realpath } from "node:fs/promises";
 import path from "node:path";
 import { isWithin } from "../paths.js";
-import type { Excerpt } from "../report/view.js";
+
+/**
+ * A bounded piece of a bundle's text file: the head of a diff or the tail of a log. The report
+ * view's `Excerpt` has this shape; it is declared here too so that the bundle knows nothing of the
+ * reports.
+ */
+export interface FileExcerpt {
+  text: string;
+  /** Size of the whole file in bytes. */
+  totalBytes: number;
+  /** Whether `text` is only part of the file. */
+  truncated: boolean;
+  /** Bundle-relative path of the file. */
+  path: string;
+}
 
 /** Why a file of a bundle was not read. */
 export type RefusedRead = "outside" | "missing" | "special" | "too-large" | "unreadable";
@@ -137,17 +151,17 @@ export class BundleFiles {
   }
 
   /** The first `max` bytes of a file, cut at the last whole line. */
-  head(rel: string, max: number): Promise<Excerpt | null> {
+  head(rel: string, max: number): Promise<FileExcerpt | null> {
     return this.excerpt(rel, max, "head");
   }
 
   /** The last `max` bytes of a file, from the first whole line. */
-  tail(rel: string, max: number): Promise<Excerpt | null> {
+  tail(rel: string, max: number): Promise<FileExcerpt | null> {
     return this.excerpt(rel, max, "tail");
   }
 
   /** At most `max` bytes from one end of a file, trimmed to whole lines where it was cut. */
-  private async excerpt(rel: string, max: number, end: "head" | "tail"): Promise<Excerpt | null> {
+  private async excerpt(rel: string, max: number, end: "head" | "tail"): Promise<FileExcerpt | null> {
     try {
       const { fh, size } = await openConfined(this.root, rel, await this.rootReal());
       try {

@@ -1,22 +1,20 @@
 /**
- * Shards of one run → one bundle. The gate is decided again over all cases, so the merged verdict
- * is the verdict the whole run would have had.
+ * Shards of one run → one bundle. The gate is decided again over all cases, from each case's
+ * tries (bundle/merge-decide.ts), so the merged verdict is the verdict the whole run would have had.
  */
 import { constants } from "node:fs";
 import { copyFile, lstat, mkdir, readdir, realpath, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { CLI_NAMING } from "../cli/args.js";
 import type { OptionNaming } from "../config/options.js";
 import { UsageError } from "../errors.js";
+import { decideRun } from "../gate/run.js";
 import { isWithin } from "../paths.js";
-import type { ReportView } from "../report/view.js";
 import { ISOLATION_LEVELS, type IsolationLevel, weakerLevel } from "../sandbox/isolation.js";
 import { applyBaseline, comparisonSummary } from "./compare.js";
+import { mergedGateCase, readCaseSummary } from "./merge-decide.js";
 import { type Bundle, BundleError, confinedPath, readBundle, rowKey } from "./read.js";
-import { writeReports } from "./reports.js";
-import { sealBundle } from "./seal.js";
-import { buildSummary, gateFromRows, type WireEval } from "./summary.js";
-import type { WireIndexRow, WireIsolation, WireSummary } from "./wire.js";
+import { buildSummary, rootsOf } from "./summary.js";
+import type { WireCaseSummary, WireEval, WireIndexRow, WireIsolation, WireSummary } from "./wire.js";
 import { checkNewBundleFolder, writeJson } from "./write.js";
 
 export interface MergeOptions {
@@ -25,12 +23,12 @@ export interface MergeOptions {
   baseline?: Bundle;
   runId: string;
   version: string;
-  /** How the user spelled `out` and `shard` (default: the CLI's flags). */
-  naming?: OptionNaming;
+  /** How the edge that asked for the merge spells `out` and `shard`, for its messages. */
+  naming: OptionNaming;
 }
 
 /** Checks that `shards` are the complete, distinct shards of one run. */
-export function checkShards(shards: readonly Bundle[], naming: OptionNaming = CLI_NAMING): void {
+export function checkShards(shards: readonly Bundle[], naming: OptionNaming): void {
   const totals = new Set(shards.map((b) => b.summary.run.shard?.total ?? null));
   const unsharded = shards.filter((b) => !b.summary.run.shard);
   if (unsharded.length > 0) {
@@ -58,9 +56,14 @@ export function checkShards(shards: readonly Bundle[], naming: OptionNaming = CL
     throw new UsageError(`the shards were run on different commits (${[...shas].join(", ")})`);
 }
 
-export async function mergeBundles(
+/**
+ * Writes the merged bundle's data (the shards' case folders, index.jsonl, summary.json) into
+ * `opts.out` and returns it, with every case's summary.json (checked) in row order; its reports and
+ * seal are written by the caller (pipeline/merge.ts).
+ */
+export async function mergeShards(
   opts: MergeOptions,
-): Promise<{ summary: WireSummary; rows: WireIndexRow[]; view: ReportView }> {
+): Promise<{ out: string; summary: WireSummary; rows: WireIndexRow[]; caseSummaries: WireCaseSummary[] }> {
   if (opts.bundles.length === 0) throw new UsageError("merge needs at least one bundle");
   const shards = await Promise.all(opts.bundles.map((b) => readBundle(b)));
   checkShards(shards, opts.naming);
@@ -100,7 +103,13 @@ export async function mergeBundles(
   const first = shards[0]!.summary;
   const started = Math.min(...shards.map((b) => Date.parse(b.summary.run.started_at)));
   const finished = Math.max(...shards.map((b) => Date.parse(b.summary.run.finished_at)));
-  const gate = gateFromRows(evals, rows, budgetStops);
+  // Decided as a run decides: each case from its tries, then the run gate over every case.
+  const baseRows = opts.baseline && new Map(opts.baseline.rows.map((r) => [rowKey(r), r]));
+  const caseSummaries = await Promise.all(rows.map((r) => readCaseSummary(owner.get(rowKey(r))!, r)));
+  const cases = rows.map((r, i) =>
+    mergedGateCase(r, caseSummaries[i]!, baseRows?.get(rowKey(r)), Boolean(baseRows)),
+  );
+  const gate = decideRun(rootsOf(evals), cases, budgetStops);
   const hadComparison = shards.some((b) => b.summary.comparison);
   const interrupted = shards
     .filter((b) => b.summary.status === "interrupted")
@@ -139,10 +148,7 @@ export async function mergeBundles(
     rows.map((r) => JSON.stringify(r)).join("\n") + (rows.length ? "\n" : ""),
   );
   await writeJson(path.join(out, "summary.json"), summary);
-  // The view the reports were rendered from, to render more from (the action's comment).
-  const { view } = await writeReports(out);
-  const sealed = await sealBundle(out);
-  return { summary: sealed.summary, rows, view };
+  return { out, summary, rows, caseSummaries };
 }
 
 /**

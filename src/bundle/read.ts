@@ -119,6 +119,7 @@ export async function readBundle(dir: string, options: ReadOptions = {}): Promis
     throw new BundleError(
       `${dir} was changed after evalgate wrote it, so it is not trusted: ${seal.problem}`,
     );
+  // Lenient reads feed only the report view, which reads every field by itself (pipeline/view-fields.ts).
   let summary = raw as WireSummary;
   if (strict) {
     const parsed = parseSummary(raw);

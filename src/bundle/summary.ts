@@ -1,16 +1,15 @@
 /**
- * The run's summary.json, computed from the index rows so that a run and a merge of shards produce
- * it the same way.
+ * The run's summary.json: its counts and rollups computed from the index rows, so that a run and a
+ * merge of shards produce it the same way; its gate is decided by the caller, from the cases' tries.
  */
 import type { EvalRoot } from "../config/types.js";
-import type { CaseDecision } from "../gate/case.js";
-import type { CaseChange } from "../gate/compare.js";
-import { decideRun, type GateCase, type RunGate } from "../gate/run.js";
+import type { RunGate } from "../gate/run.js";
 import { sumTotals, type UsageTotals } from "../run/usage.js";
 import {
   SUMMARY_SCHEMA,
   usageTotalsOf,
   type WireComparison,
+  type WireEval,
   type WireIndexRow,
   type WireSummary,
   type WireTargetRollup,
@@ -32,8 +31,6 @@ export interface RunInfo {
   interrupted?: string;
 }
 
-export type WireEval = WireSummary["evals"][number];
-
 export function wireEvals(roots: readonly EvalRoot[], rows: readonly WireIndexRow[]): WireEval[] {
   return roots.map((r) => ({
     eval_path: r.evalPath,
@@ -54,6 +51,14 @@ export function wireEvals(roots: readonly EvalRoot[], rows: readonly WireIndexRo
   }));
 }
 
+const RULES = ["fail", "warn", "ignore"] as const;
+
+/** `regressions` of summary.json: the word, or the object form's `on` (else the default, fail). */
+function regressionRule(r: WireEval["regressions"]): (typeof RULES)[number] {
+  const word = typeof r === "string" ? r : r.on;
+  return RULES.find((x) => x === word) ?? "fail";
+}
+
 /** The roots' run-level rules, back from summary.json (for merging shards). */
 export function rootsOf(evals: readonly WireEval[]): EvalRoot[] {
   return evals.map((e) => {
@@ -63,7 +68,7 @@ export function rootsOf(evals: readonly WireEval[]): EvalRoot[] {
       name: e.name,
       tags: e.tags ?? {},
       minCasePassRate: e.min_case_pass_rate,
-      regressions: e.regressions,
+      regressions: regressionRule(e.regressions),
       budget: {},
     };
     if (e.regression_evidence) root.regressionEvidence = e.regression_evidence;
@@ -75,62 +80,6 @@ export function rootsOf(evals: readonly WireEval[]): EvalRoot[] {
     if (e.budget.duration_ms !== null) root.budget.durationMs = e.budget.duration_ms;
     return root;
   });
-}
-
-/** The run gate, decided again from index rows (merging shards). */
-export function gateFromRows(
-  evals: readonly WireEval[],
-  rows: readonly WireIndexRow[],
-  budgetStops: ReadonlyMap<string, string>,
-): RunGate {
-  const cases: GateCase[] = rows.map((r) => {
-    const decision: CaseDecision = {
-      verdict: r.verdict,
-      classification: r.classification,
-      flaky: r.flaky,
-      counts: {
-        planned: r.attempts.planned,
-        counted: r.attempts.counted,
-        passed: r.attempts.passed,
-        failed: r.attempts.failed,
-        errored: r.attempts.errored,
-        timedOut: r.attempts.timed_out,
-        cancelled: r.attempts.cancelled,
-        retried: r.attempts.retried,
-      },
-      stats: {
-        attemptSuccessRate: r.attempt_success_rate,
-        wilson95: null,
-        meanScore: r.mean_score,
-        meanPassRate: r.mean_pass_rate,
-        passAtK: [],
-        passHatK: [],
-      },
-      reason: r.reason,
-      evidence: r.evidence ?? "decided",
-      settleAttempts: r.settle_attempts ?? null,
-    };
-    const change: CaseChange | null = r.change
-      ? {
-          change: r.change.change,
-          baseVerdict: (r.change.base_verdict as CaseChange["baseVerdict"]) ?? null,
-          baseAttempts: r.change.base_attempts,
-          successRateDelta: r.change.success_rate_delta,
-          pValue: r.change.p_value,
-          significant: r.change.significant,
-          baseFlaky: r.change.base_flaky ?? null,
-        }
-      : null;
-    return {
-      identity: { evalPath: r.eval_path, testId: r.test_id, target: r.target },
-      rootEvalPath: r.root_eval_path,
-      suite: r.suite,
-      decision,
-      change,
-      usage: usageTotalsOf(r.usage),
-    };
-  });
-  return decideRun(rootsOf(evals), cases, budgetStops);
 }
 
 export function buildSummary(

@@ -2,7 +2,6 @@
 import { createHash } from "node:crypto";
 import { mkdir, readdir, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { CLI_NAMING } from "../cli/args.js";
 import type { OptionNaming } from "../config/options.js";
 import type { CaseSpec, Identity } from "../config/types.js";
 import { UsageError } from "../errors.js";
@@ -17,13 +16,12 @@ import {
   type WireIndexRow,
   type WireRunRef,
   type WireSummary,
-  wireAttempt,
   wireChange,
   wireCounts,
-  wireGrading,
   wireIdentity,
   wireUsageTotals,
 } from "./wire.js";
+import { wireAttempt, wireGrading } from "./wire-attempt.js";
 
 /** A readable slug plus a hash of the identity: unique per identity, stable across runs. */
 export function resultDirName(id: Identity): string {
@@ -76,11 +74,7 @@ export interface FinishedCase {
  * A bundle is written into a new or empty folder only: written over an earlier bundle it would mix
  * the two runs' evidence (an old run-3/ beside a new run-1/), and --out . would litter a checkout.
  */
-export async function checkNewBundleFolder(
-  dir: string,
-  shown: string,
-  naming: OptionNaming = CLI_NAMING,
-): Promise<void> {
+export async function checkNewBundleFolder(dir: string, shown: string, naming: OptionNaming): Promise<void> {
   let entries: string[];
   try {
     if (!(await stat(dir)).isDirectory())
@@ -239,9 +233,12 @@ export class BundleWriter {
     return safe;
   }
 
-  /** Writes each case's summary.json and the index; returns the index rows. */
-  async writeCases(cases: readonly FinishedCase[]): Promise<WireIndexRow[]> {
+  /** Writes each case's summary.json and the index; returns both as written (redacted), in case order. */
+  async writeCases(
+    cases: readonly FinishedCase[],
+  ): Promise<{ rows: WireIndexRow[]; summaries: WireCaseSummary[] }> {
     const rows: WireIndexRow[] = [];
+    const summaries: WireCaseSummary[] = [];
     for (const c of cases) {
       const resultDir = resultDirName(c.spec.identity);
       const finals = new Set(lastTryKeys(c.tries));
@@ -299,6 +296,7 @@ export class BundleWriter {
         structural,
       );
       await writeJson(path.join(this.dir, resultDir, "summary.json"), summary);
+      summaries.push(summary);
       rows.push(
         this.redactor.deep(
           {
@@ -342,7 +340,7 @@ export class BundleWriter {
       path.join(this.dir, "index.jsonl"),
       rows.map((r) => JSON.stringify(r)).join("\n") + (rows.length ? "\n" : ""),
     );
-    return rows;
+    return { rows, summaries };
   }
 
   /** Writes summary.json; returns it as written (redacted). */

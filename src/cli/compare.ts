@@ -1,5 +1,5 @@
 /** `evalgate compare`: two bundles case by case; exits 1 on a regression the head's gate counts. */
-import { compareBundles } from "../bundle/compare.js";
+import { compareBundles, wireBundleComparison } from "../bundle/compare.js";
 import { unsealedNote } from "../bundle/read.js";
 import { EXIT } from "../errors.js";
 import { renderComparisonMarkdown } from "../report/compare.js";
@@ -25,7 +25,7 @@ export async function compareCommand(
   }
   const comparison = compareBundles(base, head);
   io.stdout.write(
-    o.format === "json" ? `${JSON.stringify(comparison, null, 2)}\n` : renderComparisonMarkdown(comparison),
+    o.format === "json" ? `${JSON.stringify(wireBundleComparison(comparison), null, 2)}\n` : renderComparisonMarkdown(comparison),
   );
   return comparison.verdict === "pass" ? EXIT.pass : EXIT.fail;
 }

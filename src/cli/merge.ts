@@ -1,6 +1,6 @@
 /** `evalgate merge`: the shard bundles of one run → one bundle, and the gate decided over all cases. */
 import path from "node:path";
-import { mergeBundles } from "../bundle/merge.js";
+import { mergeBundles } from "../pipeline/merge.js";
 import { bundleErrorAsUsage } from "../bundle/read.js";
 import { EXIT } from "../errors.js";
 import { newRunId } from "../pipeline/run.js";
@@ -30,6 +30,6 @@ export async function mergeCommand(bundles: string[], o: MergeFlags, io: Command
     }),
   );
   if (o.json) stdout.write(`${JSON.stringify(merged.summary, null, 2)}\n`);
-  else stdout.write(`${renderCaseTable(merged.rows)}\n\n${renderRunFooter(merged.summary, out)}\n`);
+  else stdout.write(`${renderCaseTable(merged.view.cases)}\n\n${renderRunFooter(merged.view, out)}\n`);
   return merged.summary.gate.verdict === "pass" ? EXIT.pass : EXIT.fail;
 }

@@ -5,7 +5,7 @@
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { bundleErrorAsUsage } from "../bundle/read.js";
-import { loadReportView } from "../bundle/report-view.js";
+import { loadReportView } from "../pipeline/report-view.js";
 import { EXIT, UsageError } from "../errors.js";
 import { COMMENT_MAX_CHARS, renderComment } from "../report/comment.js";
 import { renderHtml } from "../report/html.js";

@@ -75,7 +75,7 @@ export async function runCommand(paths: string[], o: RunFlags, io: CommandIO): P
   if (json) stdout.write(`${JSON.stringify(result.summary, null, 2)}\n`);
   else {
     stdout.write(
-      `\n${renderCaseTable(result.rows)}\n\n${renderRunFooter(result.summary, result.bundleDir)}\n`,
+      `\n${renderCaseTable(result.view.cases)}\n\n${renderRunFooter(result.view, result.bundleDir)}\n`,
     );
   }
   // A shard sees part of the cases (the footer says so): the gate is decided when they are merged.

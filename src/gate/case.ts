@@ -60,10 +60,22 @@ export interface CaseDecision {
   settleAttempts?: number | null;
 }
 
+/**
+ * What the verdict of a case is decided on, per try: the in-memory attempt record of a run, or a try
+ * rebuilt from a shard's case summary by a merge (bundle/merge-decide.ts).
+ */
+export interface TryOutcome {
+  attempt: number;
+  retry: number;
+  status: AttemptResult["status"];
+  failureKind?: FailureKind | undefined;
+  grading?: { score: number | null; passRate: number | null } | undefined;
+}
+
 const VERIFIER: readonly FailureKind[] = ["scorer_error", "scorer_timeout", "verifier_flake"];
 const INFRASTRUCTURE: readonly FailureKind[] = ["workspace_error", "setup_error", "agent_exit"];
 
-function errorGroup(a: AttemptResult): "verifier" | "infrastructure" | "timeout" | undefined {
+function errorGroup(a: TryOutcome): "verifier" | "infrastructure" | "timeout" | undefined {
   if (a.status === "timeout" || a.failureKind === "agent_timeout") return "timeout";
   if (a.failureKind && VERIFIER.includes(a.failureKind)) return "verifier";
   if (a.failureKind && INFRASTRUCTURE.includes(a.failureKind)) return "infrastructure";
@@ -71,15 +83,15 @@ function errorGroup(a: AttemptResult): "verifier" | "infrastructure" | "timeout"
   return undefined;
 }
 
-export const isCancelled = (a: AttemptResult) =>
+export const isCancelled = (a: TryOutcome) =>
   a.failureKind === "cancelled" || a.failureKind === "budget_exceeded";
 /** The scorers disagreed with themselves (verify_repeats): kept in the bundle, not the agent's. */
-export const isVerifierFlake = (a: AttemptResult) => a.failureKind === "verifier_flake";
-export const isErrored = (a: AttemptResult) =>
+export const isVerifierFlake = (a: TryOutcome) => a.failureKind === "verifier_flake";
+export const isErrored = (a: TryOutcome) =>
   (a.status === "error" || a.status === "timeout") && !isCancelled(a) && !isVerifierFlake(a);
 
 /** Classification over the final tries that ran (cancelled attempts say nothing about the case). */
-export function classify(finals: readonly AttemptResult[]): {
+export function classify(finals: readonly TryOutcome[]): {
   classification: Classification;
   flaky: boolean;
 } {
@@ -117,7 +129,7 @@ const POLICY_NEEDS: Record<CaseGate["policy"], (t?: number) => string> = {
  * Decides a case. `tries` holds every try (retries included); the verdict is decided on the last
  * try of each attempt, filtered by the gate's on_error rule.
  */
-export function decideCase(tries: readonly AttemptResult[], planned: number, gate: CaseGate): CaseDecision {
+export function decideCase(tries: readonly TryOutcome[], planned: number, gate: CaseGate): CaseDecision {
   const onError = gate.onError;
   const finals = lastTries(tries);
   const cancelled = finals.filter(isCancelled).length;
@@ -214,8 +226,8 @@ export function decideCase(tries: readonly AttemptResult[], planned: number, gat
 }
 
 /** The last try of each attempt number. */
-export function lastTries(tries: readonly AttemptResult[]): AttemptResult[] {
-  const byAttempt = new Map<number, AttemptResult>();
+export function lastTries<T extends TryOutcome>(tries: readonly T[]): T[] {
+  const byAttempt = new Map<number, T>();
   for (const t of tries) {
     const prev = byAttempt.get(t.attempt);
     if (!prev || t.retry > prev.retry) byAttempt.set(t.attempt, t);

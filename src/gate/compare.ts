@@ -31,6 +31,35 @@ export interface CaseChange {
   baseFlaky?: boolean | null;
 }
 
+/** One case of two runs compared (`evalgate compare`): base and head side by side. */
+export interface ComparedCase {
+  evalPath: string;
+  testId: string;
+  target: string;
+  suite: string;
+  change: ChangeKind;
+  baseVerdict: Verdict | null;
+  headVerdict: Verdict | null;
+  baseAttempts: { counted: number; passed: number } | null;
+  headAttempts: { counted: number; passed: number } | null;
+  successRateDelta: number | null;
+  pValue: number | null;
+  significant: boolean;
+  headFlaky: boolean;
+  /** Whether the head's gate counts this regression (gate.regressions: fail). */
+  countedByGate: boolean;
+}
+
+/** Two runs compared case by case. */
+export interface RunComparison {
+  base: { runId: string; gitSha: string | null };
+  head: { runId: string; gitSha: string | null };
+  /** fail when a regression is counted by the head's gate. */
+  verdict: "pass" | "fail";
+  counts: Record<ChangeKind, number> & { significant: number };
+  cases: ComparedCase[];
+}
+
 export const SIGNIFICANCE = 0.05;
 
 export function compareCase(base: SideCounts | undefined, head: SideCounts | undefined): CaseChange {

@@ -11,11 +11,21 @@ import type { CaseDecision } from "./case.js";
 import type { CaseChange } from "./compare.js";
 import { barnardOneSidedLower, holmSignificant } from "./stats.js";
 
+/**
+ * What the run gate reads of a case's decision: its verdict and counts, never its statistics (a
+ * whole CaseDecision is one too).
+ */
+export type GateDecision = Pick<
+  CaseDecision,
+  "verdict" | "flaky" | "counts" | "reason" | "evidence" | "settleAttempts"
+> &
+  Partial<CaseDecision>;
+
 export interface GateCase {
   identity: Identity;
   rootEvalPath: string;
   suite: string;
-  decision: CaseDecision;
+  decision: GateDecision;
   change?: CaseChange | null;
   /** What the case's attempts used; checked against the eval file's cost and token budget. */
   usage?: UsageTotals | null;

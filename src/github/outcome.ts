@@ -6,8 +6,8 @@
  */
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
-import { loadReportView } from "../bundle/report-view.js";
-import { REPORT_FILES } from "../bundle/reports.js";
+import { loadReportView } from "../pipeline/report-view.js";
+import { REPORT_FILES } from "../pipeline/outputs.js";
 import { sealBundle } from "../bundle/seal.js";
 import { writeJson } from "../bundle/write.js";
 import {

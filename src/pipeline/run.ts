@@ -6,21 +6,15 @@ import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, stat } from "node:fs/promises";
 import path from "node:path";
-import { comparisonSummary } from "../bundle/compare.js";
 import { caseDurations } from "../bundle/durations.js";
-import { type Bundle, readBundleAs, rowKey, unsealedNote } from "../bundle/read.js";
-import { writeReports } from "../bundle/reports.js";
-import { sealBundle } from "../bundle/seal.js";
-import { buildSummary, gateFromRows, wireEvals } from "../bundle/summary.js";
+import { type Bundle, readBundleAs, unsealedNote } from "../bundle/read.js";
 import type { WireIndexRow, WireSummary } from "../bundle/wire.js";
 import { BundleWriter, checkNewBundleFolder, defaultBundleDir, type FinishedCase } from "../bundle/write.js";
+import type { OptionNaming } from "../config/options.js";
 import type { PlanOptions } from "../config/plan/index.js";
 import { runSecrets } from "../config/secrets.js";
-import { type CaseSpec, identityKey, type Plan } from "../config/types.js";
+import type { Plan } from "../config/types.js";
 import { isDiskFull, UsageError } from "../errors.js";
-import { attemptsWanted } from "../gate/adaptive.js";
-import { decideCase } from "../gate/case.js";
-import { compareCase } from "../gate/compare.js";
 import type { Logger } from "../log.js";
 import { installAgents } from "../providers/install.js";
 import type { Progress } from "../report/console.js";
@@ -28,24 +22,19 @@ import type { ReportView } from "../report/view.js";
 import type { Interruption } from "../run/interrupt.js";
 import { type ExecuteResult, executePlan } from "../run/schedule.js";
 import { casesOfShard, type Durations } from "../run/shard.js";
-import type { AttemptResult } from "../run/types.js";
-import {
-  isolationGap,
-  planIsolation,
-  probeIsolation,
-  type Reaper,
-  type RunIsolation,
-  reapingRunner,
-} from "../sandbox/isolation.js";
+import { type Reaper, type RunIsolation, reapingRunner } from "../sandbox/isolation.js";
 import { liveProcesses, type ProcessOutcome, type ProcessRunner, runnerWith } from "../sandbox/process.js";
 import type { Redactor } from "../sandbox/redact.js";
-import { VERSION } from "../version.js";
 import { discardsSettled, removeTree } from "../workspace/discard.js";
-import { git } from "../workspace/git.js";
 import { tempRoot } from "../workspace/temp.js";
+import { adaptiveAttempts, baseRowsOf, finishCases } from "./decide.js";
+import { isolationOf, reportIsolation } from "./isolation.js";
+import { writeRunOutputs } from "./outputs.js";
 import { checkedPlan } from "./plan.js";
 
 export interface RunOptions extends PlanOptions {
+  /** How the edge that started the run spells its options, for messages about them. */
+  naming: OptionNaming;
   /** The bundle folder. Default: .evalgate/results/<run_id> under cwd. */
   out?: string;
   /** Scratch folder for workspaces. Default: $RUNNER_TEMP or the system temp folder. */
@@ -140,24 +129,6 @@ export function newRunId(now = new Date()): string {
     .replace(/\.\d+Z$/, "Z")
     .replace("T", "-");
   return `${stamp}-${randomBytes(3).toString("hex")}`;
-}
-
-async function gitInfo(root: string, sha?: string): Promise<WireSummary["git"]> {
-  if (!existsSync(root)) return null;
-  try {
-    const head = sha ?? (await git(["rev-parse", "HEAD"], { cwd: root })).trim();
-    const branch = (await git(["rev-parse", "--abbrev-ref", "HEAD"], { cwd: root }).catch(() => "")).trim();
-    const status = await git(["status", "--porcelain", "--untracked-files=no"], { cwd: root }).catch(
-      () => "",
-    );
-    return {
-      sha: head,
-      branch: branch && branch !== "HEAD" ? branch : null,
-      dirty: status.trim().length > 0,
-    };
-  } catch {
-    return sha ? { sha, branch: null, dirty: null } : null;
-  }
 }
 
 /** Messages of evalgate itself, redacted like everything else it prints. */
@@ -287,7 +258,7 @@ async function writeRun(
   const interruption = deps.interruption;
 
   deps.progress.start(plan.cases.reduce((a, c) => a + c.repeat, 0));
-  const baseRows = new Map((baseline?.rows ?? []).map((r) => [rowKey(r), r]));
+  const baseRows = baseRowsOf(baseline?.rows);
   const moreAttempts = adaptiveAttempts(plan, baseRows);
   let executed: ExecuteResult;
   try {
@@ -336,23 +307,7 @@ async function writeRun(
   }
   if (opts.keepWorkspaces) deps.logger.info(`workspaces kept in ${workRoot}`);
 
-  const finished: FinishedCase[] = executed.runs.map((r) => {
-    const planned = Math.max(r.spec.repeat, ...r.tries.map((t) => t.attempt));
-    const decision = decideCase(r.tries, planned, r.spec.gate);
-    const base = baseRows.get(identityKey(r.spec.identity));
-    const change = baseline
-      ? compareCase(
-          base && {
-            verdict: base.verdict,
-            counted: base.attempts.counted,
-            passed: base.attempts.passed,
-            flaky: base.flaky,
-          },
-          { verdict: decision.verdict, counted: decision.counts.counted, passed: decision.counts.passed },
-        )
-      : null;
-    return { spec: r.spec, tries: r.tries, decision, change };
-  });
+  const finished = finishCases(executed.runs, baseline && baseRows);
   // The bundle's final files are written only once no process of the run is left (with the reaper
   // or a PID namespace this holds by construction: each process's containment ended with it).
   if (liveProcesses() > 0) {
@@ -360,139 +315,28 @@ async function writeRun(
       `internal: ${liveProcesses()} processes of the run are still running before the bundle is written`,
     );
   }
-  const rows = await bundle.writeCases(finished);
-  const evals = wireEvals(plan.roots, rows);
-  const exclude = opts.gateExclude;
-  const gate = gateFromRows(evals, exclude ? rows.filter((r) => !exclude(r)) : rows, executed.budgetStops);
-  const filtered = Boolean(opts.targets?.length || opts.tests?.length || opts.tags?.length || opts.shard);
   const stoppedBy = interruption?.signal.aborted ? (interruption.received ?? "a stop request") : undefined;
-  const tries = finished.flatMap((c) => c.tries);
-  const done = tries.filter((t) => t.failureKind !== "cancelled").length;
-  const built = buildSummary(
-    {
-      id: runId,
-      startedAt,
-      finishedAt: new Date(),
-      version: VERSION,
-      concurrency: plan.concurrency,
-      repeatOverride: opts.repeat,
-      filters: {
-        targets: [...(opts.targets ?? [])],
-        tests: [...(opts.tests ?? [])],
-        tags: [...(opts.tags ?? [])],
-      },
-      git: await gitInfo(plan.projectRoot, opts.gitSha),
-      ...(opts.shard ? { shard: opts.shard } : {}),
-      ...(stoppedBy
-        ? {
-            interrupted: `the run was interrupted (${stoppedBy}): ${done} of ${tries.length} attempts finished`,
-          }
-        : {}),
-    },
-    evals,
-    rows,
-    gate,
-    executed.budgetStops,
-    baseline ? comparisonSummary(baseline, rows, filtered) : null,
-  );
-  built.isolation = {
-    level: isolation.level,
-    reason: isolation.reason,
-    targets: isolation.targets.map((t) => ({ name: t.name, level: t.level, reason: t.reason })),
-  };
-  await bundle.writeSummary(built);
-  const { view } = await writeReports(bundleDir);
-  // Last: the digest of every file of the bundle, once every process of the run is gone.
-  const sealed = await sealBundle(bundleDir);
-  for (const rel of sealed.removed)
-    deps.logger.warn(`removed ${rel} from the bundle: not a folder or a regular file, so not evalgate's`);
+  const written = await writeRunOutputs({
+    bundle,
+    plan,
+    opts,
+    finished,
+    budgetStops: executed.budgetStops,
+    ...(baseline ? { baseline } : {}),
+    isolation,
+    runId,
+    startedAt,
+    ...(stoppedBy ? { stoppedBy } : {}),
+    logger: deps.logger,
+  });
   return {
     runId,
     bundleDir,
-    summary: sealed.summary,
-    rows,
+    ...written,
     plan,
     cases: finished,
-    view,
     ...(stoppedBy ? { interrupted: stoppedBy } : {}),
   };
-}
-
-/**
- * Probes the machine once per run and decides each target's isolation (docs/decisions/0090). When a
- * target asks for sandbox: bwrap, bubblewrap must be installed and able to create namespaces here:
- * checked before anything runs, so the run stops with one clear message instead of failing every
- * attempt.
- */
-async function isolationOf(plan: Plan, logger: Logger): Promise<RunIsolation & { reaper: Reaper }> {
-  const targets = new Map<string, Plan["cases"][number]["target"]>();
-  for (const c of plan.cases) {
-    if (c.target.provider !== "reference" && c.target.provider !== "noop")
-      targets.set(c.target.name, c.target);
-  }
-  const probe = await probeIsolation([...targets.values()].some((t) => t.sandbox));
-  for (const note of probe.provisioned ?? []) logger.info(`isolation: ${note}`);
-  const strict = [...targets.values()].filter((t) => t.sandbox?.kind === "bwrap").map((t) => t.name);
-  if (strict.length > 0 && !probe.bwrap.ok) {
-    const who = `target${strict.length > 1 ? "s" : ""} ${strict.join(", ")}`;
-    throw new UsageError(
-      `${who} use${strict.length > 1 ? "" : "s"} sandbox: bwrap, but ${probe.bwrap.message}`,
-    );
-  }
-  return { ...planIsolation([...targets.values()], probe), reaper: probe.reaper };
-}
-
-/**
- * The scheduler's question for adaptive attempts, answered by the gate: the case's verdict so far,
- * and (against a baseline case that passed, with `regressions.evidence: significant`) whether a drop
- * is still open at the root's α divided by the cases compared (the strictest step of Holm's
- * correction, so a drop decided here stays decided in the gate).
- */
-function adaptiveAttempts(
-  plan: Plan,
-  baseRows: ReadonlyMap<string, WireIndexRow>,
-): (spec: CaseSpec, tries: readonly AttemptResult[], planned: number) => number {
-  const roots = new Map(plan.roots.map((r) => [r.evalPath, r]));
-  const compared = new Map<string, number>();
-  for (const c of plan.cases) {
-    if (baseRows.has(identityKey(c.identity)))
-      compared.set(c.rootEvalPath, (compared.get(c.rootEvalPath) ?? 0) + 1);
-  }
-  return (spec, tries, planned) => {
-    const d = decideCase(tries, planned, spec.gate);
-    const counted = d.counts.counted;
-    const root = roots.get(spec.rootEvalPath);
-    const base = baseRows.get(identityKey(spec.identity));
-    const tests = root && root.regressions !== "ignore" && root.regressionEvidence === "significant";
-    return attemptsWanted({
-      gate: spec.gate,
-      range: { min: spec.repeat, max: spec.repeatMax ?? spec.repeat },
-      planned,
-      head: { counted, passed: d.counts.passed, passRateSum: (d.stats.meanPassRate ?? 0) * counted },
-      base:
-        base && tests
-          ? { verdict: base.verdict, counted: base.attempts.counted, passed: base.attempts.passed }
-          : undefined,
-      alpha: (root?.regressionAlpha ?? 0.05) / Math.max(1, compared.get(spec.rootEvalPath) ?? 1),
-    });
-  };
-}
-
-/** One line on the console; a warning, with what is left open, when an agent runs without bubblewrap. */
-function reportIsolation(isolation: RunIsolation, logger: Logger): void {
-  if (isolation.level === null) return;
-  const weak = isolation.targets.filter((t) => t.level !== "bwrap");
-  if (weak.length === 0) {
-    logger.info("isolation: bwrap (every agent runs under bubblewrap)");
-    return;
-  }
-  const byLevel = new Map<string, typeof weak>();
-  for (const t of weak) byLevel.set(t.level, [...(byLevel.get(t.level) ?? []), t]);
-  for (const [level, ts] of byLevel) {
-    logger.warn(
-      `isolation: ${level} for ${ts.map((t) => t.name).join(", ")}: ${isolationGap(ts[0]!.level)}. Why: ${ts[0]!.reason}`,
-    );
-  }
 }
 
 /** The cases of one shard: balanced by the baseline's durations when known, else by count (run/shard.ts). */

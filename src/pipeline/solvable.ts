@@ -8,6 +8,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import type { OptionNaming } from "../config/options.js";
 import type { PlanOptions } from "../config/plan/index.js";
 import { type CaseSpec, identityKey, type Plan, type TargetSpec } from "../config/types.js";
 import { judgeSolvability, sideOutcome, type TestSolvability } from "../gate/solvability.js";
@@ -20,6 +21,8 @@ export interface SolvableOptions extends PlanOptions {
   /** Keep the bundle here; default: a temporary folder, removed afterwards. */
   out?: string;
   workDir?: string;
+  /** How the edge spells the options, for messages about them. */
+  naming: OptionNaming;
 }
 
 export interface SolvabilityReport {

@@ -10,11 +10,11 @@ import { count, duration, percent, plural, pointsDelta, tokens, totalTokens, usd
 import * as md from "./markdown.js";
 import { clip, headLines, tailLines } from "./text.js";
 import {
+  type AttemptTry,
   type CaseView,
   caseFlags,
   type Excerpt,
   isProtected,
-  type RunView,
   type ScorerView,
 } from "./view.js";
 
@@ -43,7 +43,7 @@ const LOG_CHARS = 4_000;
 const TESTS_SHOWN = 10;
 const REASON_CHARS = 500;
 
-export const STATUS_ICON: Record<RunView["status"], string> = {
+export const STATUS_ICON: Record<AttemptTry["status"], string> = {
   passed: "✅",
   failed: "❌",
   timeout: "⏱️",
@@ -57,11 +57,11 @@ export function caseIcon(c: CaseView): string {
 }
 
 /** "attempt 2" or "attempt 2, retry 1": how reports name one try. */
-export function tryLabel(r: RunView): string {
+export function tryLabel(r: AttemptTry): string {
   return r.retry > 0 ? `attempt ${r.attempt}, retry ${r.retry}` : `attempt ${r.attempt}`;
 }
 
-function attemptLine(r: RunView, superseded: boolean): string {
+function attemptLine(r: AttemptTry, superseded: boolean): string {
   const e = r.evidence;
   const parts = [
     `${STATUS_ICON[r.status]} ${r.status}${r.failureKind && r.failureKind !== "quality" ? ` (${r.failureKind})` : ""}`,
@@ -91,7 +91,7 @@ function scorerNotes(s: ScorerView): Piece[] {
 }
 
 /** Sub-items of an attempt: why it did not pass. */
-function attemptNotes(r: RunView): Piece[] {
+function attemptNotes(r: AttemptTry): Piece[] {
   if (r.status === "passed") return [];
   const e = r.evidence;
   const notes: Piece[] = [];
@@ -120,7 +120,7 @@ function attemptNotes(r: RunView): Piece[] {
   return notes;
 }
 
-function attemptsText(rs: RunView[]): string {
+function attemptsText(rs: AttemptTry[]): string {
   if (rs.length === 1) return tryLabel(rs[0]!);
   const labels = rs.map((r) => `${r.attempt}${r.retry ? ` (retry ${r.retry})` : ""}`);
   return `attempts ${labels.slice(0, -1).join(", ")} and ${labels.at(-1)} (identical)`;
@@ -128,10 +128,10 @@ function attemptsText(rs: RunView[]): string {
 
 /** Groups tries whose excerpt text is the same, in first-seen order. */
 function sameText(
-  runs: RunView[],
-  pick: (r: RunView) => Excerpt | null,
-): { runs: RunView[]; excerpt: Excerpt }[] {
-  const groups = new Map<string, { runs: RunView[]; excerpt: Excerpt }>();
+  runs: AttemptTry[],
+  pick: (r: AttemptTry) => Excerpt | null,
+): { runs: AttemptTry[]; excerpt: Excerpt }[] {
+  const groups = new Map<string, { runs: AttemptTry[]; excerpt: Excerpt }>();
   for (const r of runs) {
     const x = pick(r);
     if (!x || !x.text.trim()) continue;

@@ -1,6 +1,6 @@
 /** The top of the PR comment: the verdict headline, the counts, the run line and the target table. */
 import type { EvalRoot } from "../config/types.js";
-import type { CaseDecision, Verdict } from "../gate/case.js";
+import type { Verdict } from "../gate/case.js";
 import { type GateCase, sortRegressions } from "../gate/run.js";
 import type { CommentOptions } from "./comment.js";
 import { RANK } from "./comment-case.js";
@@ -84,17 +84,8 @@ function gateCaseOf(c: ReportView["cases"][number]): GateCase {
     suite: c.suite,
     decision: {
       verdict: c.verdict,
-      classification: c.classification as CaseDecision["classification"],
       flaky: c.flaky,
       counts: { ...a },
-      stats: {
-        attemptSuccessRate: c.successRate,
-        wilson95: c.wilson95,
-        meanScore: c.meanScore,
-        meanPassRate: c.meanPassRate,
-        passAtK: [],
-        passHatK: [],
-      },
       reason: c.reason,
     },
     change: c.change && {

@@ -1,5 +1,5 @@
 /** Markdown for `evalgate compare`. Pure. */
-import type { BundleComparison, ComparedCase } from "../bundle/compare.js";
+import type { ComparedCase, RunComparison } from "../gate/compare.js";
 
 const ORDER: ComparedCase["change"][] = ["regressed", "improved", "new", "removed", "unchanged"];
 const MARK: Record<ComparedCase["change"], string> = {
@@ -21,8 +21,8 @@ function delta(d: number | null): string {
 }
 
 function pValue(c: ComparedCase): string {
-  if (c.p_value === null) return "—";
-  return `${c.p_value < 0.001 ? "<0.001" : c.p_value.toFixed(3)}${c.significant ? " (significant)" : ""}`;
+  if (c.pValue === null) return "—";
+  return `${c.pValue < 0.001 ? "<0.001" : c.pValue.toFixed(3)}${c.significant ? " (significant)" : ""}`;
 }
 
 /** Escapes text for a markdown table cell. */
@@ -30,9 +30,9 @@ function cell(text: string): string {
   return text.replace(/\|/g, "\\|").replace(/[\r\n]+/g, " ");
 }
 
-export function renderComparisonMarkdown(c: BundleComparison): string {
+export function renderComparisonMarkdown(c: RunComparison): string {
   const n = c.counts;
-  const counted = c.cases.filter((x) => x.counted_by_gate).length;
+  const counted = c.cases.filter((x) => x.countedByGate).length;
   const head =
     c.verdict === "fail"
       ? `## ❌ evalgate compare: ${counted} regression${counted === 1 ? "" : "s"}`
@@ -41,11 +41,11 @@ export function renderComparisonMarkdown(c: BundleComparison): string {
   const lines = [
     head,
     "",
-    `base \`${c.base.run_id}\`${sha(c.base.git_sha)} → head \`${c.head.run_id}\`${sha(c.head.git_sha)} · ${n.regressed} regressed · ${n.improved} improved · ${n.new} new · ${n.removed} removed · ${n.unchanged} unchanged · ${n.significant} significant`,
+    `base \`${c.base.runId}\`${sha(c.base.gitSha)} → head \`${c.head.runId}\`${sha(c.head.gitSha)} · ${n.regressed} regressed · ${n.improved} improved · ${n.new} new · ${n.removed} removed · ${n.unchanged} unchanged · ${n.significant} significant`,
     "",
   ];
   const shown = c.cases
-    .filter((x) => x.change !== "unchanged" || x.significant || x.head_verdict === "error" || x.head_flaky)
+    .filter((x) => x.change !== "unchanged" || x.significant || x.headVerdict === "error" || x.headFlaky)
     .sort((a, b) => ORDER.indexOf(a.change) - ORDER.indexOf(b.change));
   if (shown.length === 0) {
     lines.push("Every case has the same verdict as on the base, and no success rate moved significantly.");
@@ -56,9 +56,9 @@ export function renderComparisonMarkdown(c: BundleComparison): string {
     "|---|---|---|---|---|---|---|",
   );
   for (const x of shown) {
-    const headText = `${attempts(x.head_attempts)}${x.head_verdict === "error" ? " (error)" : ""}${x.head_flaky ? " flaky" : ""}`;
+    const headText = `${attempts(x.headAttempts)}${x.headVerdict === "error" ? " (error)" : ""}${x.headFlaky ? " flaky" : ""}`;
     lines.push(
-      `| ${MARK[x.change]}${x.change === "regressed" && !x.counted_by_gate ? " (not gated)" : ""} | ${cell(`${x.suite}/${x.test_id}`)} | ${cell(x.target)} | ${attempts(x.base_attempts)} | ${headText} | ${delta(x.success_rate_delta)} | ${pValue(x)} |`,
+      `| ${MARK[x.change]}${x.change === "regressed" && !x.countedByGate ? " (not gated)" : ""} | ${cell(`${x.suite}/${x.testId}`)} | ${cell(x.target)} | ${attempts(x.baseAttempts)} | ${headText} | ${delta(x.successRateDelta)} | ${pValue(x)} |`,
     );
   }
   lines.push(

@@ -24,12 +24,12 @@ import {
 import { attemptsTimeline, rateChart } from "./svg.js";
 import { cleanText, tailLines } from "./text.js";
 import {
+  type AttemptTry,
   type CaseView,
   caseFlags,
   type Excerpt,
   needsReview,
   type ReportView,
-  type RunView,
   reviewOrder,
   type ScorerView,
 } from "./view.js";
@@ -117,7 +117,7 @@ function scorerRows(scorers: ScorerView[]): string {
   return `<table><tr><th>scorer</th><th>type</th><th>weight</th><th>state</th><th>score</th><th>reason</th><th>time</th></tr>${rows.join("")}</table>`;
 }
 
-function attemptHtml(r: RunView): string {
+function attemptHtml(r: AttemptTry): string {
   const e = r.evidence;
   const facts = [
     `${STATUS_ICON[r.status]} ${esc(r.status)}${r.failureKind ? ` (${esc(r.failureKind)})` : ""}`,

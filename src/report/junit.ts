@@ -6,7 +6,7 @@
  * and characters XML forbids are removed.
  */
 import { cleanText } from "./text.js";
-import type { CaseView, ReportView, RunView } from "./view.js";
+import type { AttemptTry, CaseView, ReportView } from "./view.js";
 
 /** Characters XML 1.0 allows (cleanText already removed controls and lone surrogates). */
 const NOT_XML = /[^\t\n\r\x20-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu;
@@ -21,7 +21,7 @@ export function xmlAttr(s: string): string {
 
 const seconds = (ms: number | null) => ((ms ?? 0) / 1000).toFixed(3);
 
-function attemptLine(r: RunView): string {
+function attemptLine(r: AttemptTry): string {
   const parts = [`attempt ${r.attempt}${r.retry ? ` retry ${r.retry}` : ""}: ${r.status}`];
   if (r.failureKind) parts.push(`(${r.failureKind})`);
   if (r.score !== null) parts.push(`score ${r.score.toFixed(2)}`);

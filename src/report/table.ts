@@ -1,23 +1,23 @@
-/** The plain-text table of cases printed at the end of a run. Pure. */
-import type { WireIndexRow, WireSummary } from "../bundle/wire.js";
+/** The plain-text table of cases printed at the end of a run (and a merge). Pure. */
 import { shardFinished } from "./format.js";
+import type { CaseView, ReportView } from "./view.js";
 
-const VERDICT: Record<WireIndexRow["verdict"], string> = { pass: "✓ pass", fail: "✗ fail", error: "! error" };
+const VERDICT: Record<CaseView["verdict"], string> = { pass: "✓ pass", fail: "✗ fail", error: "! error" };
 
 function pad(s: string, n: number): string {
   const len = [...s].length;
   return len >= n ? s : s + " ".repeat(n - len);
 }
 
-function changeText(r: WireIndexRow): string {
+function changeText(r: CaseView): string {
   const c = r.change;
   if (!c) return "";
   if (c.change === "new") return "new";
-  const base = c.base_attempts ? ` (base ${c.base_attempts.passed}/${c.base_attempts.counted})` : "";
+  const base = c.baseAttempts ? ` (base ${c.baseAttempts.passed}/${c.baseAttempts.counted})` : "";
   return `${c.change}${base}${c.significant ? " *" : ""}`;
 }
 
-export function renderCaseTable(rows: readonly WireIndexRow[]): string {
+export function renderCaseTable(rows: readonly CaseView[]): string {
   const withChange = rows.some((r) => r.change);
   const header = [
     "verdict",
@@ -31,12 +31,12 @@ export function renderCaseTable(rows: readonly WireIndexRow[]): string {
   const body = rows.map((r) => [
     // A verdict the table does not know (a damaged record) is not a pass, and never a crash.
     VERDICT[r.verdict] ?? `! ${String(r.verdict)}`,
-    `${r.suite}/${r.test_id}`,
+    `${r.suite}/${r.testId}`,
     r.target,
     r.attempts
       ? `${r.attempts.passed}/${r.attempts.counted}${r.attempts.errored ? ` (+${r.attempts.errored} err)` : ""}`
       : "—",
-    typeof r.attempt_success_rate === "number" ? `${Math.round(r.attempt_success_rate * 100)} %` : "—",
+    typeof r.successRate === "number" ? `${Math.round(r.successRate * 100)} %` : "—",
     `${r.classification}${r.flaky && r.classification !== "flaky" ? " (flaky)" : ""}`,
     ...(withChange ? [changeText(r)] : []),
   ]);
@@ -49,7 +49,10 @@ export function renderCaseTable(rows: readonly WireIndexRow[]): string {
   return [line(header), ...body.map(line)].join("\n");
 }
 
-export function renderRunFooter(summary: WireSummary, bundleDir: string): string {
+export function renderRunFooter(
+  summary: Pick<ReportView, "counts" | "run" | "gate" | "comparison">,
+  bundleDir: string,
+): string {
   const c = summary.counts;
   const shard = summary.run.shard;
   if (shard) return `${shardFinished(shard, c)}\nbundle: ${bundleDir}`;
@@ -70,7 +73,7 @@ export function renderRunFooter(summary: WireSummary, bundleDir: string): string
   const cmp = summary.comparison;
   if (cmp) {
     lines.push(
-      `baseline ${cmp.baseline_run_id}: ${cmp.regressed} regressed, ${cmp.improved} improved, ${cmp.new} new, ${cmp.removed} removed, ${cmp.unchanged} unchanged`,
+      `baseline ${cmp.baselineRunId}: ${cmp.regressed} regressed, ${cmp.improved} improved, ${cmp.new} new, ${cmp.removed} removed, ${cmp.unchanged} unchanged`,
     );
   }
   lines.push(`bundle: ${bundleDir}`);

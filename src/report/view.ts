@@ -4,8 +4,10 @@
  * are pure functions of it, so they are tested with synthetic views and never touch the file system.
  */
 
-export type Verdict = "pass" | "fail" | "error";
-export type ChangeKind = "regressed" | "improved" | "unchanged" | "new" | "removed";
+import type { Verdict } from "../gate/case.js";
+import type { ChangeKind } from "../gate/compare.js";
+
+export type { ChangeKind, Verdict };
 
 /** Tokens and cost added up over attempts. Unknown numbers are null, never 0. */
 export interface UsageRollup {
@@ -152,7 +154,8 @@ export interface AttemptEvidence {
   problems: string[];
 }
 
-export interface RunView {
+/** One try of an attempt: the first, or a retry of an attempt that errored. */
+export interface AttemptTry {
   attempt: number;
   retry: number;
   /** Whether the verdict counts this try (the last try of its attempt, passed or failed). */
@@ -194,7 +197,7 @@ export interface CaseView {
   usage: UsageRollup | null;
   /** Bundle-relative result directory. */
   resultDir: string;
-  runs: RunView[];
+  runs: AttemptTry[];
 }
 
 export interface ReportView {

@@ -18,7 +18,7 @@ export interface ShardAssignment {
 
 const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
-/** Case key → the case's time in the baseline (ms), for `assignShards`. */
+/** Case key → the case's time in the baseline (ms, bundle/durations.ts), for `assignShards`. */
 export type Durations = ReadonlyMap<string, number>;
 
 /**

@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { renderComment } from "../../src/report/comment.js";
-import type { CaseView, ChangeView, ReportView, RunView } from "../../src/report/view.js";
+import type { AttemptTry, CaseView, ChangeView, ReportView } from "../../src/report/view.js";
 import { checkComment, detailsBalanced, openFence } from "./markdown-check.js";
 import { diffOf, evidence, kase, logOf, run, scorer, targetsOf, view } from "./views.js";
 
@@ -25,7 +25,7 @@ function bigDiff(lines: number, seed: number): string {
   );
 }
 
-function failingRuns(dir: string, statuses: RunView["status"][], seed: number): RunView[] {
+function failingRuns(dir: string, statuses: AttemptTry["status"][], seed: number): AttemptTry[] {
   return statuses.map((status, i) =>
     run(dir, i + 1, status, {
       message: status === "passed" ? null : `unit: exit 1: case ${seed} attempt ${i + 1} failed`,
@@ -194,7 +194,7 @@ describe("the comment's size budget", () => {
       .array(fc.oneof(fc.string({ maxLength: 40 }), nasty), { maxLength: 30 })
       .map((p) => p.join(""));
     const runArb = fc.record({
-      status: fc.constantFrom<RunView["status"]>("passed", "failed", "error", "timeout"),
+      status: fc.constantFrom<AttemptTry["status"]>("passed", "failed", "error", "timeout"),
       message: textArb,
       diff: fc.array(textArb, { maxLength: 200 }).map((l) => l.join("\n")),
       log: fc.array(textArb, { maxLength: 100 }).map((l) => l.join("\n")),

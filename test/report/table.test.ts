@@ -1,21 +1,21 @@
 /** The console's table of cases, from records that may be damaged. */
 import { describe, expect, it } from "vitest";
-import type { WireIndexRow } from "../../src/bundle/wire.js";
 import { renderCaseTable } from "../../src/report/table.js";
+import type { CaseView } from "../../src/report/view.js";
 
-const row = (over: Partial<Record<keyof WireIndexRow, unknown>>): WireIndexRow =>
+const row = (over: Partial<Record<keyof CaseView, unknown>>): CaseView =>
   ({
     suite: "s",
-    test_id: "t",
+    testId: "t",
     target: "a",
     verdict: "pass",
     classification: "stable_pass",
     flaky: false,
     attempts: { planned: 1, counted: 1, passed: 1, failed: 0, errored: 0 },
-    attempt_success_rate: 1,
+    successRate: 1,
     change: null,
     ...over,
-  }) as unknown as WireIndexRow;
+  }) as unknown as CaseView;
 
 describe("renderCaseTable", () => {
   it("renders known verdicts", () => {
@@ -25,7 +25,7 @@ describe("renderCaseTable", () => {
   it("shows a verdict it does not know as not passing instead of crashing", () => {
     const out = renderCaseTable([
       row({ verdict: "***", classification: "stable_***" }),
-      row({ test_id: "u", verdict: undefined, attempts: undefined, attempt_success_rate: "***" }),
+      row({ testId: "u", verdict: undefined, attempts: undefined, successRate: "***" }),
     ]);
     const lines = out.split("\n");
     expect(lines[1]).toMatch(/^! \*\*\* +s\/t /);

@@ -1,10 +1,10 @@
 /** Synthetic report views for renderer tests: deterministic, built like loadReportView builds them. */
 import type {
   AttemptEvidence,
+  AttemptTry,
   CaseView,
   ComparisonView,
   ReportView,
-  RunView,
   ScorerView,
   TargetNumbers,
   UsageRollup,
@@ -71,9 +71,9 @@ export function logOf(dir: string, text: string): Pick<AttemptEvidence, "logTail
 export function run(
   caseDir: string,
   attempt: number,
-  status: RunView["status"],
-  over: Partial<RunView> = {},
-): RunView {
+  status: AttemptTry["status"],
+  over: Partial<AttemptTry> = {},
+): AttemptTry {
   return {
     attempt,
     retry: 0,
@@ -101,7 +101,7 @@ export function run(
 export interface CaseInput extends Partial<CaseView> {
   testId: string;
   target: string;
-  runs: RunView[];
+  runs: AttemptTry[];
 }
 
 export function kase(input: CaseInput): CaseView {

@@ -6,7 +6,7 @@ import { existsSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { glob, isDynamicPattern } from "tinyglobby";
-import { mergeBundles } from "../../bundle/merge.js";
+import { mergeBundles } from "../../pipeline/merge.js";
 import { bundleErrorAsUsage } from "../../bundle/read.js";
 import { defaultBundleDir } from "../../bundle/write.js";
 import { UsageError } from "../../errors.js";

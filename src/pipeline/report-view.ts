@@ -5,16 +5,16 @@
  * downloaded artifact: a path that leaves the bundle is refused, never read.
  */
 import pLimit from "p-limit";
+import { BundleFiles } from "../bundle/files.js";
+import { readBundle } from "../bundle/read.js";
 import {
   type AttemptEvidence,
+  type AttemptTry,
   type CaseView,
   type Excerpt,
   isStablePass,
   type ReportView,
-  type RunView,
 } from "../report/view.js";
-import { BundleFiles } from "./files.js";
-import { readBundle } from "./read.js";
 import {
   attemptUsageOf,
   bool,
@@ -59,7 +59,11 @@ export const LOG_TAIL_READ_BYTES = 16 * 1024;
 const EVIDENCE_BUDGET = 48 * 1024 * 1024;
 const SMALL_DIFF_READ_BYTES = 8 * 1024;
 const SMALL_LOG_TAIL_READ_BYTES = 4 * 1024;
-async function evidenceOf(parent: BundleFiles, run: RunView, passingCase: boolean): Promise<AttemptEvidence> {
+async function evidenceOf(
+  parent: BundleFiles,
+  run: AttemptTry,
+  passingCase: boolean,
+): Promise<AttemptEvidence> {
   const reader = parent.child();
   const result = record(await reader.json<Json>(`${run.dir}/result.json`));
   const files = record(result.files);
@@ -129,9 +133,9 @@ async function evidenceOf(parent: BundleFiles, run: RunView, passingCase: boolea
   };
 }
 
-const STATUSES: readonly RunView["status"][] = ["passed", "failed", "timeout", "error"];
+const STATUSES: readonly AttemptTry["status"][] = ["passed", "failed", "timeout", "error"];
 
-function runsOf(row: Json, summary: Json | null): RunView[] {
+function runsOf(row: Json, summary: Json | null): AttemptTry[] {
   const resultDir = text(row.result_dir);
   if (summary) {
     return list(summary.runs).map((x) => {
@@ -317,23 +321,34 @@ function viewOf(summary: Json, cases: CaseView[], problems: string[]): ReportVie
 }
 
 /**
- * Reads a bundle into a ReportView. Throws BundleError when the folder is not a bundle (no
- * summary.json or index.jsonl); a missing or damaged file below that is listed in `problems`, and
- * a field of the wrong type is read as empty (see view-fields.ts).
+ * A bundle's records: its summary.json and, per case, its index row and (when already at hand) its
+ * summary.json. Read from disk by {@link loadReportView}, or as a run or a merge has just written
+ * them, so that the view a run renders is the view `evalgate report` would read from its bundle.
  */
-export async function loadReportView(
-  bundleDir: string,
+export interface BundleRecords {
+  /** The bundle folder: where the evidence files (result.json, diffs, logs) are read from. */
+  dir: string;
+  summary: unknown;
+  cases: { row: unknown; summary?: unknown }[];
+}
+
+/**
+ * The ReportView of a bundle's records. A case summary not given is read from the bundle; a missing
+ * or damaged file is listed in `problems`, and a field of the wrong type is read as empty (see
+ * view-fields.ts). Attempts' evidence is read from their files, in bounded excerpts.
+ */
+export async function viewOfRecords(
+  records: BundleRecords,
   options: LoadReportOptions = {},
 ): Promise<ReportView> {
-  const bundle = await readBundle(bundleDir, { check: "lenient" });
-  const reader = new BundleFiles(bundle.dir);
+  const reader = new BundleFiles(records.dir);
   const limit = pLimit(16);
   const cases = await Promise.all(
-    bundle.rows.map((x) =>
+    records.cases.map((x) =>
       limit(async () => {
-        const row = record(x);
+        const row = record(x.row);
         const summaryPath = text(row.summary_path) || `${text(row.result_dir)}/summary.json`;
-        const summary = await reader.json<Json>(summaryPath);
+        const summary = x.summary !== undefined ? x.summary : await reader.json<Json>(summaryPath);
         const c = caseOf(row, summary && typeof summary === "object" ? record(summary) : null);
         const stable = isStablePass(c);
         if (!stable || options.evidence === "all") {
@@ -343,5 +358,20 @@ export async function loadReportView(
       }),
     ),
   );
-  return viewOf(record(bundle.summary), cases, reader.problems.sort());
+  return viewOf(record(records.summary), cases, reader.problems.sort());
+}
+
+/**
+ * Reads a bundle into a ReportView. Throws BundleError when the folder is not a bundle (no
+ * summary.json or index.jsonl); below that, see {@link viewOfRecords}.
+ */
+export async function loadReportView(
+  bundleDir: string,
+  options: LoadReportOptions = {},
+): Promise<ReportView> {
+  const bundle = await readBundle(bundleDir, { check: "lenient" });
+  return viewOfRecords(
+    { dir: bundle.dir, summary: bundle.summary, cases: bundle.rows.map((row) => ({ row })) },
+    options,
+  );
 }

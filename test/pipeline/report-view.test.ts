@@ -1,7 +1,7 @@
 import { cpSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { DIFF_READ_BYTES, LOG_TAIL_READ_BYTES, loadReportView } from "../../src/bundle/report-view.js";
+import { DIFF_READ_BYTES, LOG_TAIL_READ_BYTES, loadReportView } from "../../src/pipeline/report-view.js";
 import { renderComment } from "../../src/report/comment.js";
 import { quickstartRun, runCli, sh, tempDir, writeFiles } from "../helpers.js";
 

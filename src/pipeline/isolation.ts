@@ -1,0 +1,52 @@
+/** The run's isolation: the machine probed once, each target's level decided and said on the console. */
+import type { Plan } from "../config/types.js";
+import { UsageError } from "../errors.js";
+import type { Logger } from "../log.js";
+import {
+  isolationGap,
+  planIsolation,
+  probeIsolation,
+  type Reaper,
+  type RunIsolation,
+} from "../sandbox/isolation.js";
+
+/**
+ * Probes the machine once per run and decides each target's isolation (docs/decisions/0090). When a
+ * target asks for sandbox: bwrap, bubblewrap must be installed and able to create namespaces here:
+ * checked before anything runs, so the run stops with one clear message instead of failing every
+ * attempt.
+ */
+export async function isolationOf(plan: Plan, logger: Logger): Promise<RunIsolation & { reaper: Reaper }> {
+  const targets = new Map<string, Plan["cases"][number]["target"]>();
+  for (const c of plan.cases) {
+    if (c.target.provider !== "reference" && c.target.provider !== "noop")
+      targets.set(c.target.name, c.target);
+  }
+  const probe = await probeIsolation([...targets.values()].some((t) => t.sandbox));
+  for (const note of probe.provisioned ?? []) logger.info(`isolation: ${note}`);
+  const strict = [...targets.values()].filter((t) => t.sandbox?.kind === "bwrap").map((t) => t.name);
+  if (strict.length > 0 && !probe.bwrap.ok) {
+    const who = `target${strict.length > 1 ? "s" : ""} ${strict.join(", ")}`;
+    throw new UsageError(
+      `${who} use${strict.length > 1 ? "" : "s"} sandbox: bwrap, but ${probe.bwrap.message}`,
+    );
+  }
+  return { ...planIsolation([...targets.values()], probe), reaper: probe.reaper };
+}
+
+/** One line on the console; a warning, with what is left open, when an agent runs without bubblewrap. */
+export function reportIsolation(isolation: RunIsolation, logger: Logger): void {
+  if (isolation.level === null) return;
+  const weak = isolation.targets.filter((t) => t.level !== "bwrap");
+  if (weak.length === 0) {
+    logger.info("isolation: bwrap (every agent runs under bubblewrap)");
+    return;
+  }
+  const byLevel = new Map<string, typeof weak>();
+  for (const t of weak) byLevel.set(t.level, [...(byLevel.get(t.level) ?? []), t]);
+  for (const [level, ts] of byLevel) {
+    logger.warn(
+      `isolation: ${level} for ${ts.map((t) => t.name).join(", ")}: ${isolationGap(ts[0]!.level)}. Why: ${ts[0]!.reason}`,
+    );
+  }
+}
