@@ -3,8 +3,8 @@
  * versioned, written as each try finishes.
  */
 import type { CaseSpec } from "../config/types.js";
-import { agentNeverRan } from "../run/status.js";
 import type { Usage } from "../providers/types.js";
+import { agentNeverRan } from "../run/status.js";
 import type { AttemptResult } from "../run/types.js";
 import { wireIdentity } from "./wire.js";
 

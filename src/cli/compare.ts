@@ -25,7 +25,9 @@ export async function compareCommand(
   }
   const comparison = compareBundles(base, head);
   io.stdout.write(
-    o.format === "json" ? `${JSON.stringify(wireBundleComparison(comparison), null, 2)}\n` : renderComparisonMarkdown(comparison),
+    o.format === "json"
+      ? `${JSON.stringify(wireBundleComparison(comparison), null, 2)}\n`
+      : renderComparisonMarkdown(comparison),
   );
   return comparison.verdict === "pass" ? EXIT.pass : EXIT.fail;
 }

@@ -1,8 +1,8 @@
 /** `evalgate merge`: the shard bundles of one run → one bundle, and the gate decided over all cases. */
 import path from "node:path";
-import { mergeBundles } from "../pipeline/merge.js";
 import { bundleErrorAsUsage } from "../bundle/read.js";
 import { EXIT } from "../errors.js";
+import { mergeBundles } from "../pipeline/merge.js";
 import { newRunId } from "../pipeline/run.js";
 import { renderCaseTable, renderRunFooter } from "../report/table.js";
 import { VERSION } from "../version.js";

@@ -5,8 +5,8 @@
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { bundleErrorAsUsage } from "../bundle/read.js";
-import { loadReportView } from "../pipeline/report-view.js";
 import { EXIT, UsageError } from "../errors.js";
+import { loadReportView } from "../pipeline/report-view.js";
 import { COMMENT_MAX_CHARS, renderComment } from "../report/comment.js";
 import { renderHtml } from "../report/html.js";
 import { renderJUnit } from "../report/junit.js";

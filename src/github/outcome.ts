@@ -6,10 +6,10 @@
  */
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
-import { loadReportView } from "../pipeline/report-view.js";
-import { REPORT_FILES } from "../pipeline/outputs.js";
 import { sealBundle } from "../bundle/seal.js";
 import { writeJson } from "../bundle/write.js";
+import { REPORT_FILES } from "../pipeline/outputs.js";
+import { loadReportView } from "../pipeline/report-view.js";
 import {
   COMMENT_MAX_CHARS,
   type CommentOptions,
