@@ -5,11 +5,15 @@
 import { describe, expect, it } from "vitest";
 // @ts-expect-error: a plain ESM script without types
 import { checkArchitecture } from "../scripts/check-architecture.mjs";
-import { tempDir, writeFiles } from "./helpers.js";
+import { ROOT, tempDir, writeFiles } from "./helpers.js";
 
 const check = (root: string): string[] => checkArchitecture(root);
 
 describe("the architecture check", () => {
+  it("finds no breach in this repository's source (docs/architecture.md)", () => {
+    expect(check(ROOT)).toEqual([]);
+  });
+
   it("finds a cycle between two top-level parts and names every import in it", () => {
     const root = tempDir();
     writeFiles(root, {
