@@ -30,16 +30,15 @@ export type BaselineInput = { kind: "auto" } | { kind: "off" } | { kind: "path";
 
 /**
  * What the step does (github/modes/): run evals (maybe one shard), merge shard bundles, or publish
- * a bundle made elsewhere (input `bundle`). The publish mode's tag is "report", its name before
- * the modes had files of their own.
+ * a bundle made elsewhere (input `bundle`).
  */
 export type ActionMode =
   | { kind: "run"; options: RunOptions }
   | { kind: "merge"; from: "artifacts" | string[]; out?: string }
-  | { kind: "report"; from: "workflow-run" | string };
+  | { kind: "publish"; from: "workflow-run" | string };
 export type RunMode = Extract<ActionMode, { kind: "run" }>;
 export type MergeMode = Extract<ActionMode, { kind: "merge" }>;
-export type PublishMode = Extract<ActionMode, { kind: "report" }>;
+export type PublishMode = Extract<ActionMode, { kind: "publish" }>;
 
 export interface ActionInputs {
   mode: ActionMode;
@@ -223,7 +222,7 @@ function parseEach(get: InputReader, opts: { workspace: string }, checks: InputC
     const from = mergeText === "artifacts" ? "artifacts" : splitList(mergeText);
     mode = { kind: "merge", from, ...(out ? { out } : {}) };
   } else if (bundleText) {
-    mode = { kind: "report", from: bundleText === "workflow-run" ? "workflow-run" : bundleText };
+    mode = { kind: "publish", from: bundleText === "workflow-run" ? "workflow-run" : bundleText };
   } else {
     const options: RunOptions = {
       cwd,

@@ -96,7 +96,7 @@ describe("action inputs", () => {
   it("knows the other modes and baseline forms", () => {
     expect(inputs({ merge: "artifacts" }).mode).toEqual({ kind: "merge", from: "artifacts" });
     expect(inputs({ merge: "shards/*\nother" }).mode).toEqual({ kind: "merge", from: ["shards/*", "other"] });
-    expect(inputs({ bundle: "workflow-run" }).mode).toEqual({ kind: "report", from: "workflow-run" });
+    expect(inputs({ bundle: "workflow-run" }).mode).toEqual({ kind: "publish", from: "workflow-run" });
     expect(inputs({ baseline: "off" }).baseline).toEqual({ kind: "off" });
     // Keywords in any case, like comment's: "Off" is not a folder called Off.
     expect(inputs({ baseline: "Off" }).baseline).toEqual({ kind: "off" });
@@ -120,7 +120,7 @@ describe("action inputs", () => {
     expect(
       inputs({ merge: "artifacts", out: "m", baseline: "off", "retention-days": "3", evals: "." }),
     ).toMatchObject({ mode: { kind: "merge", out: "m" }, baseline: { kind: "off" }, retentionDays: 3 });
-    expect(inputs({ bundle: "b", baseline: "Auto" }).mode).toEqual({ kind: "report", from: "b" });
+    expect(inputs({ bundle: "b", baseline: "Auto" }).mode).toEqual({ kind: "publish", from: "b" });
   });
 
   it.each([
