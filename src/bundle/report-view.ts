@@ -5,6 +5,7 @@
  * downloaded artifact: a path that leaves the bundle is refused, never read.
  */
 import pLimit from "p-limit";
+import { COMPACT_ABOVE } from "../report/html.js";
 import {
   type AttemptEvidence,
   type CaseView,
@@ -59,7 +60,12 @@ export const LOG_TAIL_READ_BYTES = 16 * 1024;
 const EVIDENCE_BUDGET = 48 * 1024 * 1024;
 const SMALL_DIFF_READ_BYTES = 8 * 1024;
 const SMALL_LOG_TAIL_READ_BYTES = 4 * 1024;
-async function evidenceOf(parent: BundleFiles, run: RunView, passingCase: boolean): Promise<AttemptEvidence> {
+async function evidenceOf(
+  parent: BundleFiles,
+  run: RunView,
+  passingCase: boolean,
+  passingDiffs: boolean,
+): Promise<AttemptEvidence> {
   const reader = parent.child();
   const result = record(await reader.json<Json>(`${run.dir}/result.json`));
   const files = record(result.files);
@@ -75,7 +81,7 @@ async function evidenceOf(parent: BundleFiles, run: RunView, passingCase: boolea
       const roomy = reader.spent.evidenceBytes < EVIDENCE_BUDGET;
       diff = await reader.head(rel, roomy ? DIFF_READ_BYTES : SMALL_DIFF_READ_BYTES);
       reader.spent.evidenceBytes += diff?.text.length ?? 0;
-    } else if (reader.spent.passingDiffBytes < PASSING_DIFF_BUDGET) {
+    } else if (passingDiffs && reader.spent.passingDiffBytes < PASSING_DIFF_BUDGET) {
       diff = await reader.head(rel, PASSING_DIFF_READ_BYTES);
       reader.spent.passingDiffBytes += diff?.text.length ?? 0;
     }
@@ -328,6 +334,9 @@ export async function loadReportView(
   const bundle = await readBundle(bundleDir, { check: "lenient" });
   const reader = new BundleFiles(bundle.dir);
   const limit = pLimit(16);
+  // report.html shows a passing case of a large run as one line of links, never its diff: reading
+  // the diffs anyway held up to PASSING_DIFF_BUDGET in memory at the end of every large run.
+  const passingDiffs = bundle.rows.length <= COMPACT_ABOVE;
   const cases = await Promise.all(
     bundle.rows.map((x) =>
       limit(async () => {
@@ -337,7 +346,7 @@ export async function loadReportView(
         const c = caseOf(row, summary && typeof summary === "object" ? record(summary) : null);
         const stable = isStablePass(c);
         if (!stable || options.evidence === "all") {
-          for (const run of c.runs) run.evidence = await evidenceOf(reader, run, stable);
+          for (const run of c.runs) run.evidence = await evidenceOf(reader, run, stable, passingDiffs);
         }
         return c;
       }),
