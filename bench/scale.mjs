@@ -8,15 +8,25 @@
  * reason and exits 1), so the reports carry evidence, not only collapsed passes. Peak memory is the
  * maximum RSS of the CLI process (GNU time's %M: the node process or its largest child).
  *
- * Then, on the run's bundle with the most cases (2,000 unless BENCH_SCALE says otherwise):
- * `evalgate report <bundle>` (the PR comment) and `--format html` are timed as a user runs them
- * (process start included), and the size of the run's report.html is printed.
+ * Then, on the run's bundle of 2,000 cases (or the largest, when BENCH_SCALE has no 2,000):
+ * `evalgate report <bundle>` (the PR comment) and `--format html` are timed as a user runs them,
+ * and, from a --cpu-prof profile of the same runs, the time inside the renderer itself; the size of
+ * the run's report.html is printed.
  *
  * `BENCH_QUICK=1`: 500 and 2,000 attempts. `BENCH_SCALE=500,2000,5000` and `BENCH_DIR` override.
  * It reports figures; it never fails on a number.
  */
 import { spawnSync } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { CLI, median, QUICK, secs, writeSourceTree } from "./paired.mjs";
@@ -73,16 +83,49 @@ function timedNode(args, cwd) {
   return { ms, peakMb: Number(lines.at(-1)) / 1024, status: r.status, stdout: r.stdout };
 }
 
-/** The CLI's `report` command on a bundle, a few times: the median wall time and the output's size. */
-function timeReport(bundle, format, runs = 3) {
+/** Milliseconds the CPU profile spent inside functions named `name` (outermost calls only). */
+function inclusiveMs(profileFile, name) {
+  const p = JSON.parse(readFileSync(profileFile, "utf8"));
+  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  const parent = new Map();
+  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  let us = 0;
+  p.samples.forEach((id, i) => {
+    for (let x = id; x !== undefined; x = parent.get(x)) {
+      if (byId.get(x).callFrame.functionName === name) {
+        us += p.timeDeltas[i] ?? 0;
+        break;
+      }
+    }
+  });
+  return us / 1000;
+}
+
+/**
+ * The CLI's `report` command on a bundle, a few times: the median wall time (process start, the
+ * seal check and reading every case's summary included), the median time spent rendering (from a
+ * --cpu-prof profile: the renderer's own function) and the output's size.
+ */
+function timeReport(bundle, format, renderer, runs = 3) {
   const times = [];
+  const renders = [];
   let bytes = 0;
-  for (let i = 0; i < runs; i++) {
-    const r = timedNode([CLI, "report", bundle, "--format", format], path.dirname(bundle));
-    times.push(r.ms);
-    bytes = Buffer.byteLength(r.stdout);
+  const profiles = mkdtempSync(path.join(os.tmpdir(), "evalgate-prof-"));
+  try {
+    for (let i = 0; i < runs; i++) {
+      const dir = path.join(profiles, String(i));
+      const r = timedNode(
+        ["--cpu-prof", `--cpu-prof-dir=${dir}`, CLI, "report", bundle, "--format", format],
+        path.dirname(bundle),
+      );
+      times.push(r.ms);
+      renders.push(inclusiveMs(path.join(dir, readdirSync(dir)[0]), renderer));
+      bytes = Buffer.byteLength(r.stdout);
+    }
+  } finally {
+    rmSync(profiles, { recursive: true, force: true });
   }
-  return { ms: median(times), bytes };
+  return { ms: median(times), renderMs: median(renders), bytes };
 }
 
 const kb = (bytes) => `${(bytes / 1024).toFixed(0)} KB`;
@@ -115,10 +158,10 @@ export async function scale() {
       );
       if (n === reportAt) {
         const html = statSync(path.join(out, "report.html")).size;
-        const comment = timeReport(out, "markdown");
-        const page = timeReport(out, "html");
+        const comment = timeReport(out, "markdown", "renderComment");
+        const page = timeReport(out, "html", "renderHtml");
         console.log(
-          `  ${n.toLocaleString("en")} cases: \`evalgate report\` (PR comment, ${kb(comment.bytes)}) ${secs(comment.ms)}; --format html ${secs(page.ms)}; the run's report.html ${kb(html)} (medians of 3, process start included)`,
+          `  ${n.toLocaleString("en")} cases: PR comment (${kb(comment.bytes)}) rendered in ${secs(comment.renderMs)}, \`evalgate report\` ${secs(comment.ms)} in all; report.html (${kb(html)}) rendered in ${secs(page.renderMs)}, \`evalgate report --format html\` ${secs(page.ms)} in all (medians of 3; "in all": process start, the seal check and reading the bundle included)`,
         );
       }
       rmSync(dir, { recursive: true, force: true });
