@@ -5,7 +5,6 @@
  * downloaded artifact: a path that leaves the bundle is refused, never read.
  */
 import pLimit from "p-limit";
-import { COMPACT_ABOVE } from "../report/html.js";
 import {
   type AttemptEvidence,
   type CaseView,
@@ -43,6 +42,12 @@ export interface LoadReportOptions {
    * report.html shows).
    */
   evidence?: "problems" | "all";
+  /**
+   * With `evidence: "all"`, a bundle of more cases than this reads no diffs of stable passes:
+   * report.html shows such a case as one line of links above COMPACT_ABOVE cases, and holding every
+   * passing diff at the end of a large run cost memory for nothing. Default: no limit.
+   */
+  passingDiffsUpTo?: number;
 }
 
 /** Bytes read from the head of a diff of a case that is not a stable pass. */
@@ -334,9 +339,7 @@ export async function loadReportView(
   const bundle = await readBundle(bundleDir, { check: "lenient" });
   const reader = new BundleFiles(bundle.dir);
   const limit = pLimit(16);
-  // report.html shows a passing case of a large run as one line of links, never its diff: reading
-  // the diffs anyway held up to PASSING_DIFF_BUDGET in memory at the end of every large run.
-  const passingDiffs = bundle.rows.length <= COMPACT_ABOVE;
+  const passingDiffs = bundle.rows.length <= (options.passingDiffsUpTo ?? Number.POSITIVE_INFINITY);
   const cases = await Promise.all(
     bundle.rows.map((x) =>
       limit(async () => {

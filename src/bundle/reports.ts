@@ -6,7 +6,7 @@
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { COMMENT_MAX_CHARS, type CommentOptions, renderComment } from "../report/comment.js";
-import { renderHtml } from "../report/html.js";
+import { COMPACT_ABOVE, renderHtml } from "../report/html.js";
 import { renderJUnit } from "../report/junit.js";
 import type { ReportView } from "../report/view.js";
 import { loadReportView } from "./report-view.js";
@@ -31,7 +31,7 @@ export async function writeReports(
   comment: Partial<CommentOptions> = {},
 ): Promise<WrittenReports> {
   const dir = path.resolve(bundleDir);
-  const view = await loadReportView(dir, { evidence: "all" });
+  const view = await loadReportView(dir, { evidence: "all", passingDiffsUpTo: COMPACT_ABOVE });
   const text = renderComment(view, { key: "default", maxChars: COMMENT_MAX_CHARS, ...comment });
   const files = {
     comment: path.join(dir, REPORT_FILES.comment),
