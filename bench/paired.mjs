@@ -14,7 +14,7 @@
  * ignored tree (node_modules made by setup). `BENCH_QUICK=1`: fewer pairs and attempts, 10,000
  * ignored files. `BENCH_PAIRS`, `BENCH_DIR` override.
  */
-import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -220,41 +220,6 @@ export async function paired() {
       ignored,
     });
     console.log("  AgentV: not run (set up agentv@4.42.4 and an equivalent suite to compare; see README)");
-  } finally {
-    rmSync(base, { recursive: true, force: true });
-  }
-}
-
-/** attempts/s and peak memory (max RSS of the CLI, from /usr/bin/time) at several sizes. */
-export async function scale() {
-  const sizes = (process.env.BENCH_SCALE ?? (QUICK ? "500,2000" : "500,2000,5000")).split(",").map(Number);
-  const base = mkdtempSync(path.join(process.env.BENCH_DIR || os.tmpdir(), "evalgate-scale-"));
-  try {
-    console.log(`scale (trivial attempts, 200-file repository, concurrency 4, workspaces deleted)`);
-    for (const n of sizes) {
-      const dir = path.join(base, String(n));
-      mkdirSync(dir);
-      writeSuite(dir, { files: 200, tests: n / 5, repeat: 5, concurrency: 4 });
-      const out = path.join(dir, "bundle");
-      const t = performance.now();
-      const r = spawnSync("/usr/bin/time", ["-f", "%M", process.execPath, CLI, "run", ".", "--out", out], {
-        cwd: dir,
-        env: { ...process.env, CI: "1" },
-        encoding: "utf8",
-        stdio: ["ignore", "ignore", "pipe"],
-      });
-      const ms = performance.now() - t;
-      const peakMb = Number(r.stderr.trim().split("\n").at(-1)) / 1024;
-      const runs = readFileSync(path.join(out, "index.jsonl"), "utf8")
-        .split("\n")
-        .filter(Boolean)
-        .flatMap((l) => JSON.parse(l).runs);
-      const wsErrors = runs.filter((x) => x.failure_kind === "workspace_error").length;
-      console.log(
-        `  ${n} attempts: ${secs(ms)}, ${(n / (ms / 1000)).toFixed(1)} attempts/s, peak memory ${peakMb.toFixed(0)} MB, workspace_error ${wsErrors}, not passed ${runs.filter((x) => x.status !== "passed").length}`,
-      );
-      rmSync(dir, { recursive: true, force: true });
-    }
   } finally {
     rmSync(base, { recursive: true, force: true });
   }

@@ -3,7 +3,8 @@
  * and prints their figures. Benchmarks report; they never fail on a number.
  */
 import { overhead } from "./overhead.mjs";
-import { paired, scale } from "./paired.mjs";
+import { paired } from "./paired.mjs";
+import { scale } from "./scale.mjs";
 
 const BENCHES = { paired, scale, overhead };
 /** Run when none is named: `overhead` (in-process, floors unpaired) only by name. */

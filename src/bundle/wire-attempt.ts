@@ -91,7 +91,7 @@ export function wireAttempt(spec: CaseSpec, r: AttemptResult, setupLog: boolean)
       : null,
     diff: r.diff
       ? {
-          files: r.diff.files.map((f) => ({
+          files: (r.diff.files ?? []).map((f) => ({
             path: f.path,
             old_path: f.oldPath ?? null,
             status: f.status,
@@ -104,7 +104,7 @@ export function wireAttempt(spec: CaseSpec, r: AttemptResult, setupLog: boolean)
           deletions: r.diff.deletions,
           bytes: r.diff.bytes,
           truncated: r.diff.truncated,
-          empty: r.diff.files.length === 0,
+          empty: r.diff.fileCount === 0,
         }
       : null,
     files,

@@ -42,6 +42,12 @@ export interface LoadReportOptions {
    * report.html shows).
    */
   evidence?: "problems" | "all";
+  /**
+   * With `evidence: "all"`, a bundle of more cases than this reads no diffs of stable passes:
+   * report.html shows such a case as one line of links above COMPACT_ABOVE cases, and holding every
+   * passing diff at the end of a large run cost memory for nothing. Default: no limit.
+   */
+  passingDiffsUpTo?: number;
 }
 
 /** Bytes read from the head of a diff of a case that is not a stable pass. */
@@ -63,6 +69,7 @@ async function evidenceOf(
   parent: BundleFiles,
   run: AttemptTry,
   passingCase: boolean,
+  passingDiffs: boolean,
 ): Promise<AttemptEvidence> {
   const reader = parent.child();
   const result = record(await reader.json<Json>(`${run.dir}/result.json`));
@@ -79,7 +86,7 @@ async function evidenceOf(
       const roomy = reader.spent.evidenceBytes < EVIDENCE_BUDGET;
       diff = await reader.head(rel, roomy ? DIFF_READ_BYTES : SMALL_DIFF_READ_BYTES);
       reader.spent.evidenceBytes += diff?.text.length ?? 0;
-    } else if (reader.spent.passingDiffBytes < PASSING_DIFF_BUDGET) {
+    } else if (passingDiffs && reader.spent.passingDiffBytes < PASSING_DIFF_BUDGET) {
       diff = await reader.head(rel, PASSING_DIFF_READ_BYTES);
       reader.spent.passingDiffBytes += diff?.text.length ?? 0;
     }
@@ -343,6 +350,7 @@ export async function viewOfRecords(
 ): Promise<ReportView> {
   const reader = new BundleFiles(records.dir);
   const limit = pLimit(16);
+  const passingDiffs = records.cases.length <= (options.passingDiffsUpTo ?? Number.POSITIVE_INFINITY);
   const cases = await Promise.all(
     records.cases.map((x) =>
       limit(async () => {
@@ -352,7 +360,7 @@ export async function viewOfRecords(
         const c = caseOf(row, summary && typeof summary === "object" ? record(summary) : null);
         const stable = isStablePass(c);
         if (!stable || options.evidence === "all") {
-          for (const run of c.runs) run.evidence = await evidenceOf(reader, run, stable);
+          for (const run of c.runs) run.evidence = await evidenceOf(reader, run, stable, passingDiffs);
         }
         return c;
       }),

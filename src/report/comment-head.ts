@@ -52,7 +52,11 @@ export function regressionCounts(view: Pick<ReportView, "cases" | "suites">): {
   let counted = 0;
   let possible = 0;
   const byRoot = new Map<string, ReportView["cases"]>();
-  for (const c of view.cases) byRoot.set(c.rootEvalPath, [...(byRoot.get(c.rootEvalPath) ?? []), c]);
+  for (const c of view.cases) {
+    const cases = byRoot.get(c.rootEvalPath);
+    if (cases) cases.push(c);
+    else byRoot.set(c.rootEvalPath, [c]);
+  }
   for (const [rootEvalPath, cases] of byRoot) {
     const suite = view.suites.find((s) => s.evalPath === rootEvalPath);
     const rule = suite?.regressions ?? "fail";

@@ -9,9 +9,13 @@ export { totalTokens };
 
 const MINUS = "−";
 
+// One formatter for every count: `toLocaleString` builds a new one per call, and a 2,000-case
+// comment formats tens of thousands of counts while it fits itself into its budget.
+const COUNT = new Intl.NumberFormat("en-US");
+
 /** 1234 → "1,234". */
 export function count(n: number): string {
-  return n.toLocaleString("en-US");
+  return COUNT.format(n);
 }
 
 export function plural(n: number, one: string, many = `${one}s`): string {

@@ -65,9 +65,19 @@ export function code(s: string, inTable = false): string {
   return `${ticks}${pad}${t}${pad}${ticks}`;
 }
 
+/**
+ * `s` without its trailing newlines. Not `replace(/\n*$/, …)`: an unanchored `\n*$` is tried at
+ * every position of the text, which made fences the slowest part of a 2,000-case comment.
+ */
+function withoutTrailingNewlines(s: string): string {
+  let end = s.length;
+  while (end > 0 && s.charCodeAt(end - 1) === 10) end--;
+  return end === s.length ? s : s.slice(0, end);
+}
+
 /** A fenced code block, longer than any backtick run inside; ends with a newline. */
 export function fence(body: string, info = ""): string {
-  const t = cleanText(body).replace(/\n*$/, "\n");
+  const t = `${withoutTrailingNewlines(cleanText(body))}\n`;
   const ticks = "`".repeat(Math.max(3, longestBacktickRun(t) + 1));
   return `${ticks}${info}\n${t}${ticks}\n`;
 }

@@ -35,16 +35,28 @@ export interface Lines {
 
 /** The first lines of `text` within `maxLines` and `maxChars`. */
 export function headLines(text: string, maxLines: number, maxChars: number): Lines {
-  const lines = text.replace(/\n$/, "").split("\n");
+  // Walks the lines it keeps, then only counts the rest: a 64 KiB diff shown in 40 lines is not
+  // split into thousands of strings.
+  const body = text.endsWith("\n") ? text.slice(0, -1) : text;
   const kept: string[] = [];
   let size = 0;
-  for (const line of lines) {
+  let at = 0;
+  for (;;) {
+    const nl = body.indexOf("\n", at);
+    const line = body.slice(at, nl === -1 ? body.length : nl);
     if (kept.length >= maxLines || size + line.length + 1 > maxChars) break;
     kept.push(line);
     size += line.length + 1;
+    if (nl === -1) return { text: kept.join("\n"), omitted: 0 };
+    at = nl + 1;
   }
-  if (kept.length === 0 && lines.length > 0) kept.push(clip(lines[0]!, maxChars));
-  return { text: kept.join("\n"), omitted: lines.length - kept.length };
+  let total = 1;
+  for (let i = body.indexOf("\n"); i !== -1; i = body.indexOf("\n", i + 1)) total++;
+  if (kept.length === 0) {
+    const end = body.indexOf("\n");
+    kept.push(clip(end === -1 ? body : body.slice(0, end), maxChars));
+  }
+  return { text: kept.join("\n"), omitted: total - kept.length };
 }
 
 /** The last lines of `text` within `maxLines` and `maxChars` (trailing blank lines dropped). */

@@ -300,6 +300,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     }
     r.diff = {
       files: diff.files,
+      fileCount: diff.files.length,
       additions: diff.additions,
       deletions: diff.deletions,
       bytes: diff.patchBytes,

@@ -16,7 +16,7 @@ import { type PreparedStart, StartStore, startKey } from "../workspace/start.js"
 import { type AttemptInput, runAttempt } from "./attempt.js";
 import { BudgetTracker } from "./budget.js";
 import { type Interruption, interruptedAttempt } from "./interrupt.js";
-import { type AttemptResult, attemptDirName, type CaseRun } from "./types.js";
+import { type AttemptResult, attemptDirName, type CaseRun, keptAttempt } from "./types.js";
 
 export interface RunHooks {
   /** The attempt's evidence folder inside the bundle. */
@@ -234,6 +234,8 @@ export async function executePlan(opts: ExecuteOptions): Promise<ExecuteResult> 
         if (!result) return;
         run.tries.push(result);
         await opts.hooks.attemptFinished(spec, result);
+        // In the bundle now: from here on the run holds only what its decisions read.
+        run.tries[run.tries.indexOf(result)] = keptAttempt(result);
         const again =
           spec.gate.onError === "retry" &&
           retry < spec.gate.retries &&

@@ -33,7 +33,13 @@ export interface AgentRecord {
 }
 
 export interface DiffRecord {
-  files: ChangedFile[];
+  /**
+   * The changed files, until the attempt's result.json (which lists them) is written: the run then
+   * keeps `fileCount` alone (keptAttempt), so agents that touch thousands of files do not have every
+   * list held until the run ends.
+   */
+  files?: ChangedFile[];
+  fileCount: number;
   additions: number;
   deletions: number;
   /** The size of the whole patch (diff.patch holds less when it is truncated). */
@@ -95,6 +101,30 @@ export interface CaseRun {
   spec: CaseSpec;
   /** Every try, retries included, in the order they finished. */
   tries: AttemptResult[];
+}
+
+/**
+ * What the run keeps of an attempt once its records are in the bundle (result.json, grading.json):
+ * what the gate, the case summaries, the console and the verifier and adaptive decisions read. Left
+ * to the files: the changed-file list and each scorer's details, which grow with what the agent did
+ * and what its tests printed. Without this, memory grew with every attempt of the run.
+ */
+export function keptAttempt(r: AttemptResult): AttemptResult {
+  const kept: AttemptResult = { ...r };
+  if (r.diff) {
+    const { files: _files, ...diff } = r.diff;
+    kept.diff = diff;
+  }
+  if (r.grading) {
+    kept.grading = {
+      ...r.grading,
+      scorers: r.grading.scorers.map((s) => {
+        const { details: _details, ...result } = s.result;
+        return { ...s, result };
+      }),
+    };
+  }
+  return kept;
 }
 
 export function attemptDirName(attempt: number, retry: number): string {

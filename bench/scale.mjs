@@ -1,0 +1,177 @@
+/**
+ * bench/scale: how evalgate holds up as a run grows (issue 18): attempts/s and peak memory at
+ * 500 / 2,000 / 5,000 trivial attempts, and how long the reports of a 2,000-case bundle take.
+ *
+ * Each size is a run of the CLI as shipped (`node bin/evalgate.js run`, concurrency 4, workspaces
+ * deleted) on a 200-file repository with one attempt per case, so the cases grow with the attempts
+ * (the harder case for memory: per-case state grows too). One case in 20 fails (its grader prints a
+ * reason and exits 1), so the reports carry evidence, not only collapsed passes. Peak memory is the
+ * maximum RSS of the CLI process (GNU time's %M: the node process or its largest child).
+ *
+ * Then, on the run's bundle of 2,000 cases (or the largest, when BENCH_SCALE has no 2,000):
+ * `evalgate report <bundle>` (the PR comment) and `--format html` are timed as a user runs them,
+ * and, from a --cpu-prof profile of the same runs, the time inside the renderer itself; the size of
+ * the run's report.html is printed.
+ *
+ * `BENCH_QUICK=1`: 500 and 2,000 attempts. `BENCH_SCALE=500,2000,5000` and `BENCH_DIR` override.
+ * It reports figures; it never fails on a number.
+ */
+import { spawnSync } from "node:child_process";
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { CLI, median, QUICK, secs, writeSourceTree } from "./paired.mjs";
+
+const AGENT = '#!/bin/sh\necho "$EVALGATE_TEST_ID $EVALGATE_ATTEMPT" > answer.txt\n';
+const GRADER = `#!/bin/sh
+if [ "$1" = fail ]; then echo "expected answer.txt to hold the answer to the question, found a guess"; exit 1; fi
+test -s answer.txt
+`;
+
+/** `cases` cases of one attempt each; every 20th case's grader fails. */
+export function writeScaleSuite(dir, cases) {
+  writeSourceTree(path.join(dir, "project"), 200);
+  for (const [name, text] of [
+    ["agent.sh", AGENT],
+    ["grade.sh", GRADER],
+  ]) {
+    writeFileSync(path.join(dir, name), text);
+    chmodSync(path.join(dir, name), 0o755);
+  }
+  const list = Array.from(
+    { length: cases },
+    (_, i) =>
+      `  - { id: t${i}, instruction: x, scorers: [{ name: grade, type: command, run: "{EVAL_DIR}/grade.sh${i % 20 === 19 ? " fail" : ""}" }] }`,
+  ).join("\n");
+  writeFileSync(
+    path.join(dir, "bench.eval.yaml"),
+    `name: scale
+repeat: 1
+concurrency: 4
+targets: [{ name: trivial, provider: command, command: ["{EVAL_DIR}/agent.sh"] }]
+workspace:
+  seed: { path: project }
+tests:
+${list}
+`,
+  );
+}
+
+/** Runs `node <args>` under GNU time; returns wall ms, peak RSS in MB and the exit status. */
+function timedNode(args, cwd) {
+  const t = performance.now();
+  const r = spawnSync("/usr/bin/time", ["-f", "%M", process.execPath, ...args], {
+    cwd,
+    env: { ...process.env, CI: "1" },
+    encoding: "utf8",
+    maxBuffer: 1 << 30,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const ms = performance.now() - t;
+  const lines = r.stderr.trim().split("\n");
+  if (r.status !== 0 && r.status !== 1)
+    throw new Error(`node ${args.join(" ")} exited ${r.status}: ${r.stderr.slice(-800)}`);
+  return { ms, peakMb: Number(lines.at(-1)) / 1024, status: r.status, stdout: r.stdout };
+}
+
+/** Milliseconds the CPU profile spent inside functions named `name` (outermost calls only). */
+function inclusiveMs(profileFile, name) {
+  const p = JSON.parse(readFileSync(profileFile, "utf8"));
+  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  const parent = new Map();
+  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  let us = 0;
+  p.samples.forEach((id, i) => {
+    for (let x = id; x !== undefined; x = parent.get(x)) {
+      if (byId.get(x).callFrame.functionName === name) {
+        us += p.timeDeltas[i] ?? 0;
+        break;
+      }
+    }
+  });
+  return us / 1000;
+}
+
+/**
+ * The CLI's `report` command on a bundle, a few times: the median wall time (process start, the
+ * seal check and reading every case's summary included), the median time spent rendering (from a
+ * --cpu-prof profile: the renderer's own function) and the output's size.
+ */
+function timeReport(bundle, format, renderer, runs = 3) {
+  const times = [];
+  const renders = [];
+  let bytes = 0;
+  const profiles = mkdtempSync(path.join(os.tmpdir(), "evalgate-prof-"));
+  try {
+    for (let i = 0; i < runs; i++) {
+      const dir = path.join(profiles, String(i));
+      const r = timedNode(
+        ["--cpu-prof", `--cpu-prof-dir=${dir}`, CLI, "report", bundle, "--format", format],
+        path.dirname(bundle),
+      );
+      times.push(r.ms);
+      renders.push(inclusiveMs(path.join(dir, readdirSync(dir)[0]), renderer));
+      bytes = Buffer.byteLength(r.stdout);
+    }
+  } finally {
+    rmSync(profiles, { recursive: true, force: true });
+  }
+  return { ms: median(times), renderMs: median(renders), bytes };
+}
+
+const kb = (bytes) => `${(bytes / 1024).toFixed(0)} KB`;
+
+export async function scale() {
+  const sizes = (process.env.BENCH_SCALE ?? (QUICK ? "500,2000" : "500,2000,5000")).split(",").map(Number);
+  const base = mkdtempSync(path.join(process.env.BENCH_DIR || os.tmpdir(), "evalgate-scale-"));
+  const [load] = os.loadavg();
+  const reportAt = sizes.includes(2000) ? 2000 : Math.max(...sizes);
+  try {
+    console.log(
+      `scale (${os.cpus().length} CPUs, load ${load.toFixed(1)}; trivial attempts, one per case, 1 case in 20 failing, 200-file repository, concurrency 4, workspaces deleted)`,
+    );
+    const peaks = new Map();
+    for (const n of sizes) {
+      const dir = path.join(base, String(n));
+      mkdirSync(dir);
+      writeScaleSuite(dir, n);
+      const out = path.join(dir, "bundle");
+      const r = timedNode([CLI, "run", ".", "--out", out], dir);
+      peaks.set(n, r.peakMb);
+      const runs = readFileSync(path.join(out, "index.jsonl"), "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .flatMap((l) => JSON.parse(l).runs);
+      const wsErrors = runs.filter((x) => x.failure_kind === "workspace_error").length;
+      const notPassed = runs.filter((x) => x.status !== "passed").length;
+      console.log(
+        `  ${n.toLocaleString("en")} attempts: ${secs(r.ms)}, ${(n / (r.ms / 1000)).toFixed(1)} attempts/s, peak memory ${r.peakMb.toFixed(0)} MB, workspace_error ${wsErrors}, not passed ${notPassed} (expected ${Math.floor(n / 20)})`,
+      );
+      if (n === reportAt) {
+        const html = statSync(path.join(out, "report.html")).size;
+        const comment = timeReport(out, "markdown", "renderComment");
+        const page = timeReport(out, "html", "renderHtml");
+        console.log(
+          `  ${n.toLocaleString("en")} cases: PR comment (${kb(comment.bytes)}) rendered in ${secs(comment.renderMs)}, \`evalgate report\` ${secs(comment.ms)} in all; report.html (${kb(html)}) rendered in ${secs(page.renderMs)}, \`evalgate report --format html\` ${secs(page.ms)} in all (medians of 3; "in all": process start, the seal check and reading the bundle included)`,
+        );
+      }
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const [lo, hi] = [Math.min(...sizes), Math.max(...sizes)];
+    if (lo !== hi)
+      console.log(
+        `  peak memory at ${hi.toLocaleString("en")} / at ${lo.toLocaleString("en")}: ${(peaks.get(hi) / peaks.get(lo)).toFixed(2)}×`,
+      );
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+}
