@@ -2,26 +2,21 @@
  * A bundle's time per case, for balancing shards by time (run/shard.ts): the bundle is read here,
  * at the data's edge, so the run stage is handed plain numbers and never reads a bundle itself.
  */
-import { readFile } from "node:fs/promises";
-import path from "node:path";
-import { isWithin } from "../paths.js";
 import type { Durations } from "../run/shard.js";
-import { type Bundle, rowKey } from "./read.js";
+import { type Bundle, readCaseSummary, rowKey } from "./read.js";
 
 /**
  * The bundle's time per case: the sum of its attempts' durations, read from each case's
- * summary.json. A case whose summary cannot be read (or lies outside the bundle) has no duration.
+ * summary.json through the confined reader and checked against its schema (a baseline is a
+ * downloaded artifact). A case whose summary cannot be read or checked has no duration.
  */
 export async function caseDurations(bundle: Bundle): Promise<Durations> {
   const out = new Map<string, number>();
-  const root = path.resolve(bundle.dir);
   await Promise.all(
     bundle.rows.map(async (row) => {
-      const file = path.resolve(root, row.summary_path);
-      if (!isWithin(root, file)) return;
       try {
-        const summary = JSON.parse(await readFile(file, "utf8")) as { runs?: { duration_ms?: unknown }[] };
-        const ms = (summary.runs ?? [])
+        const summary = await readCaseSummary(bundle.dir, row);
+        const ms = summary.runs
           .map((r) => r.duration_ms)
           .filter((d): d is number => typeof d === "number" && Number.isFinite(d) && d >= 0);
         if (ms.length)

@@ -7,33 +7,7 @@ import type { CaseGate } from "../config/types.js";
 import { type CaseDecision, decideCase, type TryOutcome } from "../gate/case.js";
 import { type CaseChange, compareCase } from "../gate/compare.js";
 import type { GateCase } from "../gate/run.js";
-import { readConfined } from "./files.js";
-import { BundleError } from "./read.js";
 import { usageTotalsOf, type WireCaseSummary, type WireChange, type WireIndexRow } from "./wire.js";
-import { parseCaseSummary } from "./wire-schema.js";
-
-/** A case summary.json beyond this is not read (it lists the tries of one case: a few KiB each). */
-const CASE_SUMMARY_CAP_BYTES = 64 * 1024 * 1024;
-
-/** A shard's case summary, checked, for the index row that names it. */
-export async function readCaseSummary(shardDir: string, row: WireIndexRow): Promise<WireCaseSummary> {
-  const where = `${shardDir}/${row.summary_path}`;
-  let value: unknown;
-  try {
-    value = JSON.parse(
-      (await readConfined(shardDir, row.summary_path, CASE_SUMMARY_CAP_BYTES)).toString("utf8"),
-    );
-  } catch (error) {
-    throw new BundleError(`${where} cannot be read: ${(error as Error).message}`);
-  }
-  const parsed = parseCaseSummary(value);
-  if ("problem" in parsed)
-    throw new BundleError(`${where} is not a case summary evalgate wrote: ${parsed.problem}`);
-  const s = parsed.summary;
-  if (s.eval_path !== row.eval_path || s.test_id !== row.test_id || s.target !== row.target)
-    throw new BundleError(`${where} is the summary of another case than its index.jsonl row says`);
-  return s;
-}
 
 /** The case's verdict, decided again from its tries. */
 export function decisionOf(summary: WireCaseSummary): CaseDecision {

@@ -9,8 +9,8 @@ import path from "node:path";
 import { UsageError } from "../errors.js";
 import { RefusedFile, readConfined } from "./files.js";
 import { checkSeal, SUMMARY_CAP_BYTES, SUMMARY_FILE } from "./seal.js";
-import { SUMMARY_SCHEMA, type WireIndexRow, type WireSummary } from "./wire.js";
-import { parseIndexRow, parseSummary } from "./wire-schema.js";
+import { SUMMARY_SCHEMA, type WireCaseSummary, type WireIndexRow, type WireSummary } from "./wire.js";
+import { parseCaseSummary, parseIndexRow, parseSummary } from "./wire-schema.js";
 
 export class BundleError extends Error {
   constructor(message: string) {
@@ -189,4 +189,27 @@ export async function bundleErrorAsUsage<T>(
 /** Reads a bundle the user named; a folder that is not one is a UsageError, `label: ` before the reason. */
 export function readBundleAs(dir: string, label?: string, options: ReadOptions = {}): Promise<Bundle> {
   return bundleErrorAsUsage(readBundle(dir, options), (reason) => (label ? `${label}: ${reason}` : reason));
+}
+
+/** A case summary.json beyond this is not read (it lists the tries of one case: a few KiB each). */
+const CASE_SUMMARY_CAP_BYTES = 64 * 1024 * 1024;
+
+/** A shard's case summary, checked, for the index row that names it. */
+export async function readCaseSummary(shardDir: string, row: WireIndexRow): Promise<WireCaseSummary> {
+  const where = `${shardDir}/${row.summary_path}`;
+  let value: unknown;
+  try {
+    value = JSON.parse(
+      (await readConfined(shardDir, row.summary_path, CASE_SUMMARY_CAP_BYTES)).toString("utf8"),
+    );
+  } catch (error) {
+    throw new BundleError(`${where} cannot be read: ${(error as Error).message}`);
+  }
+  const parsed = parseCaseSummary(value);
+  if ("problem" in parsed)
+    throw new BundleError(`${where} is not a case summary evalgate wrote: ${parsed.problem}`);
+  const s = parsed.summary;
+  if (s.eval_path !== row.eval_path || s.test_id !== row.test_id || s.target !== row.target)
+    throw new BundleError(`${where} is the summary of another case than its index.jsonl row says`);
+  return s;
 }
