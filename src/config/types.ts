@@ -2,10 +2,13 @@
  * The resolved Plan: what `config/` hands to the rest of the pipeline. Every relative path is
  * already absolute, every default applied, every cross-reference checked.
  */
+
+import type { SandboxSpec } from "../sandbox/bwrap.js";
+import type { Command } from "../sandbox/commands.js";
 import type { GATE_POLICIES, PROVIDERS, ScorerInput } from "./schema.js";
 
-/** A command as configured: a shell string (run by sh -c) or an argv array (run without a shell). */
-export type Command = { shell: string } | { argv: string[] };
+// The sandbox owns these shapes (it runs them); the Plan holds them.
+export type { Command, SandboxSpec };
 
 export type GatePolicy = (typeof GATE_POLICIES)[number];
 export type ProviderName = (typeof PROVIDERS)[number];
@@ -114,18 +117,6 @@ export interface ScorerSpec {
   options: ScorerInput;
   /** verify_repeats of this scorer: its reruns on the final workspace (overrides the test's). */
   verifyRepeats?: number;
-}
-
-/**
- * `sandbox: bwrap`: the agent runs under bubblewrap (sandbox/bwrap.ts); `auto` (the default): under
- * the strongest isolation the run's probe found (sandbox/isolation.ts).
- */
-export interface SandboxSpec {
-  kind: "bwrap" | "auto";
-  /** The agent may reach the network (default: a new, empty network namespace). */
-  network: boolean;
-  /** Extra folders mounted read-only (absolute). */
-  readOnly: string[];
 }
 
 export interface TargetSpec {

@@ -9,9 +9,20 @@
 import { existsSync, lstatSync, readlinkSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { execa } from "execa";
-import type { Command, SandboxSpec } from "../config/types.js";
-import { findProgram, programOf } from "./commands.js";
+import { type Command, findProgram, programOf } from "./commands.js";
 import { type ProcessRunner, type ProcessSpec, willStart } from "./process.js";
+
+/**
+ * `sandbox: bwrap`: the agent runs under bubblewrap (below); `auto` (the default): under
+ * the strongest isolation the run's probe found (sandbox/isolation.ts).
+ */
+export interface SandboxSpec {
+  kind: "bwrap" | "auto";
+  /** The agent may reach the network (default: a new, empty network namespace). */
+  network: boolean;
+  /** Extra folders mounted read-only (absolute). */
+  readOnly: string[];
+}
 
 /** Read-only system folders, mounted when they exist (symlinks such as /bin → usr/bin are mirrored). */
 const SYSTEM = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"];

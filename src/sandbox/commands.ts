@@ -1,8 +1,10 @@
 /** Commands in eval files: shape, placeholders, and whether the program exists. */
 import { accessSync, closeSync, constants, openSync, readSync, statSync } from "node:fs";
 import path from "node:path";
-import type { Command } from "../config/types.js";
 import { didYouMean } from "../errors.js";
+
+/** A command as configured: a shell string (run by sh -c) or an argv array (run without a shell). */
+export type Command = { shell: string } | { argv: string[] };
 
 export const AGENT_PLACEHOLDERS = [
   "PROMPT",

@@ -12,9 +12,8 @@
  */
 import { readFileSync } from "node:fs";
 import { execa } from "execa";
-import type { Command } from "../config/types.js";
 import { bwrapProgram, checkBwrap } from "./bwrap.js";
-import { findProgram } from "./commands.js";
+import { type Command, findProgram } from "./commands.js";
 import { type ProcessRunner, willStart } from "./process.js";
 import { prctlSyscall, reaperArgv } from "./reaper.js";
 

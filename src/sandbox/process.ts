@@ -5,8 +5,7 @@
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync } from "node:fs";
 import path from "node:path";
 import { execa } from "execa";
-import type { Command } from "../config/types.js";
-import { crlfShebang, findProgram } from "./commands.js";
+import { type Command, crlfShebang, findProgram } from "./commands.js";
 import { CappedLog } from "./log.js";
 import type { Redactor } from "./redact.js";
 
