@@ -283,7 +283,10 @@ export class ChildProcessRunner implements ProcessRunner {
     await Promise.race([exited, child.catch(() => undefined)]);
     clearTimeout(timer);
     if (pgid !== undefined) {
-      killTree(pgid, "SIGKILL", contained);
+      // No /proc walk here: the leader has exited and been reaped, so whatever it started has been
+      // handed to init (or the reaper above it) and is no longer its descendant; what is left of its
+      // group still gets the signal. The walk is for a timeout, while the leader still lives.
+      killTree(pgid, "SIGKILL", true);
       liveGroups.delete(pgid);
     }
     // Output still in the pipes is read; an orphan that holds them open (a daemon outside any

@@ -9,10 +9,10 @@ import { formatSize } from "../config/size.js";
 import { DEFAULT_LIMITS } from "../config/types.js";
 import { copyTree } from "./copy.js";
 import { GitError, git, gitBytes, gitCapped, nulInput, nulParts } from "./git.js";
-import { type OversizeFile, stageOversize } from "./oversize.js";
+import { addedOrModified, type OversizeFile, stageOversize } from "./oversize.js";
+import { sameIgnoreFiles, scanWorkspace } from "./scan.js";
 import type { PreparedStart } from "./start.js";
 import { tempRoot } from "./temp.js";
-import { unlockWorkspace } from "./unlock.js";
 
 /**
  * Copies the prepared tree (with its .git and the files setup left untracked or ignored) to
@@ -48,7 +48,7 @@ export interface CapturedDiff {
   removedSpecial: string[];
   /** Files over the limit, never read: a placeholder naming the size stands for each (oversize.ts). */
   oversize: OversizeFile[];
-  /** Files and folders the agent had made unreadable to their owner, made readable (unlock.ts). */
+  /** Files and folders the agent had made unreadable to their owner, made readable (scan.ts). */
   unlocked: string[];
 }
 
@@ -141,39 +141,56 @@ async function captureWith(
     GIT_LITERAL_PATHSPECS: "1",
   };
   const opts = { cwd: workTree, env };
-  const unlocked = await unlockWorkspace(workTree);
-  const oversize = await stageOversize(workTree, opts, maxPatchBytes);
-  const removedSpecial = await addAll(workTree, opts);
-  const hidden = await hiddenByAgent(start.dir, opts);
-  if (hidden.length > 0) {
-    oversize.push(...(await stageOversize(workTree, opts, maxPatchBytes, hidden)));
+  // One pass over the tree finds what the agent locked, what is too large to read and its ignore
+  // files; git lists files only when one is over the limit or an ignore file changed (0170).
+  const scan = await scanWorkspace(workTree, maxPatchBytes);
+  const { unlocked } = scan;
+  const oversize = await stageOversize(workTree, opts, maxPatchBytes, await addedOrModified(opts, scan.big));
+  const hidden = (await sameIgnoreFiles(start, workTree, scan.ignoreFiles))
+    ? []
+    : await hiddenByAgent(start.dir, opts);
+  if (hidden.length > 0) oversize.push(...(await stageOversize(workTree, opts, maxPatchBytes, hidden)));
+  // One process for the listing (raw records, then numstat records, NUL-separated) and the patch,
+  // which git puts after an empty record (two NULs): every record of the listing is non-empty.
+  const diff = (before: string[][] = []) =>
+    gitCapped(
+      [
+        "diff",
+        "--cached",
+        "-M",
+        start.sha,
+        "--raw",
+        "--numstat",
+        "-z",
+        "-p",
+        "--binary",
+        "--full-index",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--no-color",
+      ],
+      opts,
+      maxPatchBytes,
+      Buffer.from([0, 0]),
+      before,
+    );
+  let removedSpecial: string[] = [];
+  let captured: Awaited<ReturnType<typeof diff>>;
+  if (hidden.length === 0) {
+    // The usual case: `git add -A` and the diff in one process started from here (0171).
+    captured = await diff([ADD_ALL]).catch(async (error: unknown) => {
+      removedSpecial = await addAfterFailure(error, workTree, opts);
+      return diff();
+    });
+  } else {
+    removedSpecial = await addAll(workTree, opts);
     await git(["add", "-f", "--pathspec-from-file=-", "--pathspec-file-nul"], {
       ...opts,
       input: nulInput(hidden),
     });
+    captured = await diff();
   }
-  // One process for the listing (raw records, then numstat records, NUL-separated) and the patch,
-  // which git puts after an empty record (two NULs): every record of the listing is non-empty.
-  const { head, totalBytes, listing } = await gitCapped(
-    [
-      "diff",
-      "--cached",
-      "-M",
-      start.sha,
-      "--raw",
-      "--numstat",
-      "-z",
-      "-p",
-      "--binary",
-      "--full-index",
-      "--no-ext-diff",
-      "--no-textconv",
-      "--no-color",
-    ],
-    opts,
-    maxPatchBytes,
-    Buffer.from([0, 0]),
-  );
+  const { head, totalBytes, listing } = captured;
   const truncated = totalBytes > maxPatchBytes;
   const patch = truncated ? truncatePatch(head, totalBytes, maxPatchBytes) : head;
   const parts = listing.toString("utf8").split("\0");
@@ -265,6 +282,8 @@ async function hiddenByAgent(
   return [...out.values()];
 }
 
+const ADD_ALL = ["add", "-A", "--", "."];
+
 /**
  * `git add -A`. git skips a new FIFO or socket but refuses one in place of a tracked file, failing
  * the whole add; such files hold no content (and would block a scorer that opens them), so they
@@ -275,10 +294,25 @@ async function addAll(
   opts: { cwd: string; env: Record<string, string> },
 ): Promise<string[]> {
   try {
-    await git(["add", "-A", "--", "."], opts);
+    await git(ADD_ALL, opts);
     return [];
   } catch (error) {
-    if (!(error instanceof GitError) || !error.stderr.includes("can only add regular files")) throw error;
+    return addAfterFailure(error, workTree, opts);
+  }
+}
+
+/** After `git add -A` failed with `error`: removes the special files it refused and adds again. */
+async function addAfterFailure(
+  error: unknown,
+  workTree: string,
+  opts: { cwd: string; env: Record<string, string> },
+): Promise<string[]> {
+  if (
+    !(error instanceof GitError) ||
+    error.args[0] !== "add" ||
+    !error.stderr.includes("can only add regular files")
+  ) {
+    throw error;
   }
   const removed: string[] = [];
   const tracked = (await git(["ls-files", "-z", "--modified"], opts)).split("\0").filter(Boolean);
@@ -288,7 +322,7 @@ async function addAll(
     await rm(path.join(workTree, rel), { force: true });
     removed.push(rel);
   }
-  await git(["add", "-A", "--", "."], opts);
+  await git(ADD_ALL, opts);
   return removed;
 }
 

@@ -7,7 +7,9 @@
 import { spawn } from "node:child_process";
 import { rename } from "node:fs/promises";
 
-const pending = new Set<Promise<void>>();
+/** Folders renamed away and waiting for the deleting child; `deleting` while one runs. */
+const queued: string[] = [];
+let deleting: Promise<void> | undefined;
 let serial = 0;
 
 function run(cmd: string, args: string[]): Promise<number | null> {
@@ -19,18 +21,25 @@ function run(cmd: string, args: string[]): Promise<number | null> {
 }
 
 /**
- * Deletes `dir` (and everything in it) now, in a child process. An agent may leave folders without
- * write or search permission: those are given back to the owner and the deletion retried.
+ * Deletes `dirs` (and everything in them) now, in one child process. An agent may leave folders
+ * without write or search permission: those are given back to the owner and the deletion retried.
  */
-export async function removeTree(dir: string): Promise<void> {
-  if ((await run("rm", ["-rf", "--", dir])) === 0) return;
-  await run("chmod", ["-R", "u+rwX", "--", dir]);
-  await run("rm", ["-rf", "--", dir]);
+async function removeTrees(dirs: string[]): Promise<void> {
+  if ((await run("rm", ["-rf", "--", ...dirs])) === 0) return;
+  await run("chmod", ["-R", "u+rwX", "--", ...dirs]);
+  await run("rm", ["-rf", "--", ...dirs]);
+}
+
+/** Deletes `dir` (and everything in it) now, in a child process; locked folders are opened first. */
+export function removeTree(dir: string): Promise<void> {
+  return removeTrees([dir]);
 }
 
 /**
  * Moves `dir` out of the way at once and deletes it in the background; `discardsSettled` waits for
- * every such deletion. A folder that does not exist is no error.
+ * every such deletion. A folder that does not exist is no error. One `rm` runs at a time and takes
+ * every folder discarded while the previous one ran: short attempts discard faster than one
+ * process per folder would be worth starting (docs/decisions/0171).
  */
 export async function discardTree(dir: string): Promise<void> {
   const trash = `${dir}.discarded-${process.pid}-${serial++}`;
@@ -42,11 +51,24 @@ export async function discardTree(dir: string): Promise<void> {
     await removeTree(dir);
     return;
   }
-  const done: Promise<void> = removeTree(trash).finally(() => pending.delete(done));
-  pending.add(done);
+  queued.push(trash);
+  startDeleting();
+}
+
+function startDeleting(): void {
+  if (deleting) return;
+  const done = (async () => {
+    while (queued.length > 0) await removeTrees(queued.splice(0, 1000));
+  })();
+  deleting = done;
+  // A folder queued after the loop saw the queue empty is picked up by the next loop.
+  void done.finally(() => {
+    deleting = undefined;
+    if (queued.length > 0) startDeleting();
+  });
 }
 
 /** Resolves when every deletion `discardTree` started has finished. */
 export async function discardsSettled(): Promise<void> {
-  while (pending.size > 0) await Promise.all([...pending]);
+  while (deleting) await deleting;
 }

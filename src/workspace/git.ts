@@ -145,19 +145,41 @@ async function gitRaw(args: readonly string[], opts: GitOptions): Promise<string
   return result.stdout as string | Buffer;
 }
 
+const quote = (arg: string) => `'${arg.replaceAll("'", "'\\''")}'`;
+
+/** The line the shell of `inOneShell` writes last when step N failed with status S. */
+const STEP_FAILED = /\n?evalgate-step-failed (\d+) (\d+)\n$/;
+
+/**
+ * One `/bin/sh` that runs the git commands `before` in turn and then `exec`s git with `args`: one
+ * process started from evalgate instead of several (each start from a large process blocks its
+ * main thread while the kernel copies it; the shell's own are cheap; docs/decisions/0171). A step
+ * that fails stops the shell, which names it on its last stderr line.
+ */
+function inOneShell(before: readonly (readonly string[])[], args: readonly string[]): [string, string[]] {
+  const line = (a: readonly string[]) => ["git", ...SAFE_CONFIG, ...a].map(quote).join(" ");
+  const steps = before.map(
+    (a, i) => `${line(a)} || { s=$?; printf '\\nevalgate-step-failed ${i} %d\\n' "$s" >&2; exit 125; }`,
+  );
+  return ["/bin/sh", ["-c", [...steps, `exec ${line(args)}`].join("\n")]];
+}
+
 /**
  * Runs git and keeps at most `capBytes` of its output, reading the rest only to count it, so an
  * agent that wrote gigabytes cannot make evalgate hold them in memory. With `listingEnd`, the output
  * up to the first such byte sequence (a listing that must be read whole) is returned apart, as
- * `listing`, and the cap applies to what follows it.
+ * `listing`, and the cap applies to what follows it. The git commands `before` run first, in the
+ * same process; the first that fails is thrown as its own `GitError`.
  */
 export async function gitCapped(
   args: readonly string[],
   opts: GitOptions,
   capBytes: number,
   listingEnd?: Buffer,
+  before: readonly (readonly string[])[] = [],
 ): Promise<{ head: Buffer; totalBytes: number; listing: Buffer }> {
-  const child = spawn("git", [...SAFE_CONFIG, ...args], {
+  const [file, argv] = before.length > 0 ? inOneShell(before, args) : ["git", [...SAFE_CONFIG, ...args]];
+  const child = spawn(file, argv, {
     cwd: opts.cwd,
     env: gitEnv(opts.env),
     stdio: ["ignore", "pipe", "pipe"],
@@ -177,8 +199,10 @@ export async function gitCapped(
       keptBytes += part.length;
     }
   };
+  let stderrEnd = "";
   child.stderr.on("data", (c: Buffer) => {
     if (stderr.length < 64 * 1024) stderr += c.toString("utf8");
+    stderrEnd = (stderrEnd + c.toString("latin1")).slice(-256);
   });
   child.stdout.on("data", (c: Buffer) => {
     if (listing === undefined || !listingEnd) return take(c);
@@ -195,6 +219,11 @@ export async function gitCapped(
     child.once("error", reject);
     child.once("close", (c) => resolve(c));
   });
+  // The step's own line is read from the end of stderr, which the cap above may have cut.
+  const step = code === 125 && before.length > 0 ? STEP_FAILED.exec(stderrEnd) : null;
+  if (step) {
+    throw new GitError(before[Number(step[1])]!, stderr.replace(STEP_FAILED, ""), Number(step[2]));
+  }
   if (code !== 0) throw new GitError(args, stderr, code ?? undefined);
   // No end seen: the output was all listing.
   if (listing !== undefined) listingDone = listing;

@@ -27,19 +27,31 @@ async function largerThan(workTree: string, names: Buffer[], maxBytes: number) {
 }
 
 /**
- * Puts a placeholder in the index for every file among `names` (or, without `names`, every new or
- * modified file git sees) larger than `maxBytes`, before the `git add` that would read it.
+ * Of `big` (the workspace's files over the limit, from its scan), those `git add -A` would read: new
+ * files it does not ignore and modified tracked ones. Only asked when some file is over the limit,
+ * so most captures never list them (docs/decisions/0170).
+ */
+export async function addedOrModified(opts: GitOpts, big: Buffer[]): Promise<Buffer[]> {
+  if (big.length === 0) return [];
+  const wanted = new Set(big.map((b) => b.toString("latin1")));
+  const listed = nulParts(
+    await gitBytes(["ls-files", "-z", "--others", "--modified", "--exclude-standard"], opts),
+  );
+  return listed.filter((name) => wanted.has(name.toString("latin1")));
+}
+
+/**
+ * Puts a placeholder in the index for every file among `names` larger than `maxBytes`, before the
+ * `git add` that would read it.
  */
 export async function stageOversize(
   workTree: string,
   opts: GitOpts,
   maxBytes: number,
-  names?: Buffer[],
+  names: Buffer[],
 ): Promise<OversizeFile[]> {
-  const listed =
-    names ??
-    nulParts(await gitBytes(["ls-files", "-z", "--others", "--modified", "--exclude-standard"], opts));
-  const big = await largerThan(workTree, listed, maxBytes);
+  if (names.length === 0) return [];
+  const big = await largerThan(workTree, names, maxBytes);
   if (big.length === 0) return [];
   const records: Buffer[] = [];
   for (const f of big) {

@@ -9,7 +9,7 @@ import { type SpawnSyncReturns, spawnSync } from "node:child_process";
 import { chmodSync, chownSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { unlockWorkspace } from "../../src/workspace/unlock.js";
+import { unlockWorkspace } from "../../src/workspace/scan.js";
 import { CLI, readJsonl, tempDir, writeFiles } from "../helpers.js";
 
 const NOBODY = 65534;

@@ -1,0 +1,170 @@
+/**
+ * The one pass over a workspace before its capture: a single `find` that reports, outside `.git`,
+ * the entries the agent made unreadable to their owner, the regular files over the size limit and
+ * every ignore file (`.gitignore`). Before, the capture walked the tree twice (a `find` for locked
+ * entries, a `git ls-files` for big ones) and listed ignored files with one more git process on
+ * every attempt (docs/decisions/0170).
+ *
+ * Unreadable entries (`chmod 000`): evalgate runs as the agent's user, so without this `git add`
+ * fails on such a file (the attempt would end as a `workspace_error`, an infrastructure error an
+ * agent could trade a sure failure for) and skips such a folder with a mere warning (its files would
+ * be missing from the diff and the scorers' view). The owner's read permission (and search, for
+ * folders) is given back before the capture; git records only the executable bit of a file, so the
+ * diff is the same (docs/decisions/0076). Only mode bits are looked at, so this behaves the same
+ * whether evalgate runs as root or not.
+ */
+import { spawn } from "node:child_process";
+import { chmod, lstat, readFile, readlink } from "node:fs/promises";
+import { nulParts, under } from "./git.js";
+import type { PreparedStart } from "./start.js";
+
+/** Nested locked folders are found one level per round; past this many, the capture says so. */
+const MAX_ROUNDS = 64;
+
+export interface WorkspaceScan {
+  /** Entries made readable again (relative paths, decoded for messages). */
+  unlocked: string[];
+  /** Regular files larger than the limit, as bytes (names need not be UTF-8). */
+  big: Buffer[];
+  /** Every entry named `.gitignore`, as bytes. */
+  ignoreFiles: Buffer[];
+}
+
+interface Found {
+  locked: Buffer[];
+  big: Buffer[];
+  ignoreFiles: Buffer[];
+}
+
+/**
+ * One `find` over `root`, `.git` folders pruned. Each record is a letter and a path relative to
+ * `root` (`%P`; the root itself is the empty path): L for a folder its owner cannot read or search
+ * or a file its owner cannot read, B for a regular file over `maxBytes`, G for an ignore file (a G
+ * entry goes on to the other tests, so a locked ignore file is reported as both).
+ */
+function find(root: string, maxBytes?: number): Promise<Found> {
+  const args = [".", "(", "-name", ".git", "-prune", ")"];
+  args.push("-o", "(", "-name", ".gitignore", "-printf", "G%P\\0", "-false", ")");
+  args.push("-o", "(", "-type", "d", "!", "-perm", "-u=rx", "-printf", "L%P\\0", ")");
+  args.push("-o", "(", "-type", "f", "!", "-perm", "-u=r", "-printf", "L%P\\0", ")");
+  if (maxBytes !== undefined) {
+    args.push("-o", "(", "-type", "f", "-size", `+${maxBytes}c`, "-printf", "B%P\\0", ")");
+  }
+  return new Promise((resolve, reject) => {
+    const child = spawn("find", args, {
+      cwd: root,
+      env: { PATH: process.env.PATH ?? "" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const out: Buffer[] = [];
+    let stderr = "";
+    child.stdout.on("data", (c: Buffer) => out.push(c));
+    child.stderr.on("data", (c: Buffer) => {
+      if (stderr.length < 4096) stderr += c.toString("utf8");
+    });
+    child.once("error", reject);
+    child.once("close", (code) => {
+      // find exits 1 when it met a folder it could not enter (not as root): that one is listed too.
+      if (code !== 0 && code !== 1) {
+        reject(new Error(`cannot look for unreadable files: ${stderr.trim() || `find exited ${code}`}`));
+        return;
+      }
+      const found: Found = { locked: [], big: [], ignoreFiles: [] };
+      for (const record of nulParts(Buffer.concat(out))) {
+        const name = record.subarray(1);
+        if (record[0] === 0x4c) found.locked.push(name);
+        else if (record[0] === 0x42) found.big.push(name);
+        else if (record[0] === 0x47) found.ignoreFiles.push(name);
+      }
+      resolve(found);
+    });
+  });
+}
+
+/**
+ * Gives the owner read permission on every file, and read and search permission on every folder,
+ * of the workspace that lacks it, and reports the files over `maxBytes` and the ignore files as the
+ * workspace is then. A locked folder hides what is inside it until it is opened, so the pass is
+ * repeated only when it opened something.
+ */
+export async function scanWorkspace(workTree: string, maxBytes?: number): Promise<WorkspaceScan> {
+  const unlocked: string[] = [];
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    const found = await find(workTree, maxBytes);
+    if (found.locked.length === 0) return { unlocked, big: found.big, ignoreFiles: found.ignoreFiles };
+    for (const rel of found.locked) {
+      const full = under(workTree, rel);
+      const s = await lstat(full);
+      await chmod(full, s.mode | (s.isDirectory() ? 0o500 : 0o400));
+      unlocked.push(rel.toString("utf8"));
+    }
+  }
+  throw new Error(`folders locked more than ${MAX_ROUNDS} levels deep`);
+}
+
+/** Gives the owner back what the agent locked (see `scanWorkspace`); returns the paths it changed. */
+export async function unlockWorkspace(workTree: string): Promise<string[]> {
+  return (await scanWorkspace(workTree)).unlocked;
+}
+
+/** An ignore file's kind and, for a file or link, its content or target. */
+interface IgnoreFile {
+  kind: "file" | "symlink" | "other";
+  data?: Buffer;
+}
+
+async function readIgnoreFile(root: string, name: Buffer): Promise<IgnoreFile | undefined> {
+  const full = under(root, name);
+  const s = await lstat(full).catch(() => undefined);
+  if (!s) return undefined;
+  if (s.isFile()) return { kind: "file", data: await readFile(full) };
+  if (s.isSymbolicLink()) return { kind: "symlink", data: await readlink(full, { encoding: "buffer" }) };
+  return { kind: "other" };
+}
+
+type StartTree = Pick<PreparedStart, "dir">;
+
+/** The ignore files of each prepared start tree, read once: the tree never changes once prepared. */
+const startIgnoreFiles = new WeakMap<StartTree, Promise<Map<string, IgnoreFile>>>();
+
+function ignoreFilesOf(start: StartTree): Promise<Map<string, IgnoreFile>> {
+  const startDir = start.dir;
+  let p = startIgnoreFiles.get(start);
+  if (!p) {
+    p = (async () => {
+      const out = new Map<string, IgnoreFile>();
+      for (const name of (await find(startDir)).ignoreFiles) {
+        const f = await readIgnoreFile(startDir, name);
+        if (f) out.set(name.toString("latin1"), f);
+      }
+      return out;
+    })();
+    startIgnoreFiles.set(start, p);
+    p.catch(() => startIgnoreFiles.delete(start));
+  }
+  return p;
+}
+
+/**
+ * Whether the workspace's ignore files (`names`, from its scan) are those of the prepared start
+ * tree, byte for byte. git's other sources of ignore rules (the capture store's `info/exclude`, its
+ * configuration, evalgate's own environment) are out of the agent's reach, so then every file the
+ * workspace ignores is one the start tree's rules ignore too, and the agent cannot have hidden a
+ * file from `git add -A` with rules of its own.
+ */
+export async function sameIgnoreFiles(
+  startTree: StartTree,
+  workTree: string,
+  names: Buffer[],
+): Promise<boolean> {
+  const start = await ignoreFilesOf(startTree);
+  if (names.length !== start.size) return false;
+  for (const name of names) {
+    const was = start.get(name.toString("latin1"));
+    if (!was) return false;
+    const now = await readIgnoreFile(workTree, name);
+    if (!now || now.kind !== was.kind) return false;
+    if (was.data && !(now.data && was.data.equals(now.data))) return false;
+  }
+  return true;
+}
