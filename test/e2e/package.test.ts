@@ -57,11 +57,13 @@ describe("the npm package", () => {
     expect(files).toContain("lib/cli/main.js");
     expect(files).toContain("lib/version.js");
     expect(files).toContain("schema/eval.schema.json");
+    // The bundle files' JSON Schemas, for tools that read a bundle.
+    expect(files).toContain("schema/summary.schema.json");
     expect(files).toContain("package.json");
     expect(files).toContain("README.md");
     const unexpected = files.filter(
       (f) =>
-        !/^(bin\/evalgate\.js|lib\/.+\.js|schema\/eval\.schema\.json|package\.json|README\.md|LICENSE)$/.test(
+        !/^(bin\/evalgate\.js|lib\/.+\.js|schema\/(eval|summary|index-row|case-summary)\.schema\.json|package\.json|README\.md|LICENSE)$/.test(
           f,
         ),
     );
