@@ -6,5 +6,7 @@ import type { OptionNaming } from "../config/options.js";
 
 export const CLI_NAMING: OptionNaming = {
   given: (option, value) => `--${option} ${value}`,
+  option: (option) => `--${option}`,
   filters: "the --target / --test / --tag filters",
+  roomOnDisk: "give --out and --work-dir folders on a disk with room",
 };

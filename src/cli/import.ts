@@ -1,7 +1,9 @@
 /** `evalgate import`: task sets of other harnesses → an eval file, its files and IMPORT.md. */
+
+import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
-import { EXIT } from "../errors.js";
-import { runImport } from "../import/index.js";
+import { EXIT, UsageError } from "../errors.js";
+import { importFormat, runImport } from "../import/index.js";
 import type { CommandIO } from "./io.js";
 
 export interface ImportFlags {
@@ -19,6 +21,10 @@ export async function importCommand(
   io: CommandIO,
 ): Promise<number> {
   const { cwd, stdout, stderr } = io;
+  importFormat(format);
+  if (o.specs && format !== "swe-bench") throw new UsageError("--specs only applies to swe-bench");
+  if (o.repos && format !== "swe-bench") throw new UsageError("--repos only applies to swe-bench");
+  await checkNewOutFolder(path.resolve(cwd, o.out), o.out);
   const { outcome, evalFile } = await runImport(format, {
     sources,
     cwd,
@@ -37,4 +43,25 @@ export async function importCommand(
   );
   if (n === 0) return EXIT.usage;
   return outcome.problems.length ? EXIT.fail : EXIT.pass;
+}
+
+/**
+ * The output folder must be new or empty, as for `run --out`: an import written into a folder that
+ * holds other files would mix with them (an earlier import's tests beside this one's, an eval file
+ * replaced). Checked before anything is read or written.
+ */
+async function checkNewOutFolder(out: string, shown: string): Promise<void> {
+  let entries: string[];
+  try {
+    if (!(await stat(out)).isDirectory()) throw new UsageError(`--out ${shown} is a file, not a folder`);
+    entries = await readdir(out);
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    return;
+  }
+  if (entries.length > 0) {
+    throw new UsageError(
+      `--out ${shown} exists and is not empty (an import is never written among other files): give a new folder, or remove this one`,
+    );
+  }
 }

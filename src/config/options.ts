@@ -6,7 +6,7 @@
 import { UsageError } from "../errors.js";
 
 /** The options whose values reach messages of the shared core (the plan, the bundle writer, merge). */
-export type NamedOption = "out" | "target" | "shard";
+export type NamedOption = "out" | "target" | "shard" | "baseline" | "work-dir";
 
 /**
  * How the user spelled the options, for the core's messages: the CLI's `--out DIR`, the action's
@@ -15,8 +15,12 @@ export type NamedOption = "out" | "target" | "shard";
 export interface OptionNaming {
   /** The option with the value given: `--out dir` / `input out: dir`. */
   given(option: NamedOption, value: string): string;
+  /** The option alone: `--baseline` / `input baseline`. */
+  option(option: NamedOption): string;
   /** The filters together: `the --target / --test / --tag filters`. */
   filters: string;
+  /** What to give when the disk is full: other folders for the bundle and the workspaces. */
+  roomOnDisk: string;
 }
 
 /**

@@ -20,7 +20,10 @@ import { DEFAULT_QUARANTINE_FILE } from "./quarantine.js";
 /** How the action spells the options in the core's messages: an action user never typed a flag. */
 export const ACTION_NAMING: OptionNaming = {
   given: (option, value) => `input ${option}: ${value}`,
+  option: (option) => `input ${option}`,
   filters: "the target / test / tag inputs",
+  // The action's workspaces are under RUNNER_TEMP and its bundle under the checkout (input out).
+  roomOnDisk: "give an out input on a disk with room, or a runner with more disk",
 };
 
 export const COMMENT_MODES = ["always", "changes", "failures", "off"] as const;

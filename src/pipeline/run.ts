@@ -85,7 +85,7 @@ async function makeWorkRoot(
   opts: Omit<RunOptions, "paths">,
   runId: string,
 ): Promise<{ root: string; cleanup: () => Promise<void> }> {
-  const shown = `--work-dir ${opts.workDir}`;
+  const shown = opts.naming.given("work-dir", opts.workDir ?? "");
   const given = opts.workDir ? path.resolve(opts.cwd, opts.workDir) : undefined;
   const s = given ? await stat(given).catch(() => undefined) : undefined;
   if (s && !s.isDirectory()) throw new UsageError(`${shown} is a file, not a folder`);
@@ -153,7 +153,8 @@ export async function planRun(opts: RunOptions): Promise<Plan> {
 export async function runEvals(opts: RunOptions, deps: RunDeps, planned?: Plan): Promise<RunOutcome> {
   const loaded = planned ?? (await planRun(opts));
   const given = opts.baseline || undefined;
-  const baseline = typeof given === "string" ? await readBundleAs(given, "--baseline") : given;
+  const baseline =
+    typeof given === "string" ? await readBundleAs(given, opts.naming.option("baseline")) : given;
   const unsealed = baseline && unsealedNote(baseline, "the baseline");
   if (unsealed) deps.logger.info(`note: ${unsealed}`);
   const times = baseline ?? opts.shardTimes;
@@ -235,7 +236,7 @@ async function executeAndWrite(
     const file = (error as NodeJS.ErrnoException).path;
     const where = file ? ` (writing ${file})` : "";
     throw new UsageError(
-      `no space left on the disk${where}: free some space, or give --out and --work-dir folders on a disk with room. The bundle folder ${bundleDir} keeps what was written`,
+      `no space left on the disk${where}: free some space, or ${opts.naming.roomOnDisk}. The bundle folder ${bundleDir} keeps what was written`,
     );
   }
 }

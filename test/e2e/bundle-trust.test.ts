@@ -354,6 +354,8 @@ describe("a full disk", () => {
       expect(r.status, r.stderr + r.stdout).toBe(2);
       expect(r.stderr).toMatch(/^evalgate: no space left on the disk/m);
       expect(r.stderr).toContain(`The bundle folder ${out} keeps what was written`);
+      // The CLI's own words for the folders to move (the action names its inputs instead).
+      expect(r.stderr).toContain("give --out and --work-dir folders on a disk with room");
       expect(r.stderr).not.toMatch(/bug|\n\s+at /);
     },
   );

@@ -186,3 +186,12 @@ describe("action inputs", () => {
     ]);
   });
 });
+
+describe("ACTION_NAMING", () => {
+  it("names inputs, never a CLI flag, in the core's messages", () => {
+    expect(ACTION_NAMING.given("out", "b")).toBe("input out: b");
+    expect(ACTION_NAMING.option("baseline")).toBe("input baseline");
+    for (const text of [ACTION_NAMING.filters, ACTION_NAMING.roomOnDisk, ACTION_NAMING.option("work-dir")])
+      expect(text).not.toMatch(/--[a-z]/);
+  });
+});
