@@ -33,7 +33,8 @@ export interface BundleComparison {
   cases: WireComparedCase[];
 }
 
-const side = (r: WireIndexRow | undefined) =>
+/** A case's index row as one side of a comparison (gate/compare.ts), or undefined when it has none. */
+export const sideOfRow = (r: WireIndexRow | undefined) =>
   r && { verdict: r.verdict, counted: r.attempts.counted, passed: r.attempts.passed, flaky: r.flaky };
 
 export function compareBundles(base: Bundle, head: Bundle): RunComparison {
@@ -46,7 +47,7 @@ export function compareBundles(base: Bundle, head: Bundle): RunComparison {
     const b = baseRows.get(k);
     const h = headRows.get(k);
     const row = (h ?? b)!;
-    const c = compareCase(side(b), side(h));
+    const c = compareCase(sideOfRow(b), sideOfRow(h));
     const rule = rules.get(h?.root_eval_path ?? row.eval_path) ?? "fail";
     return {
       evalPath: row.eval_path,
@@ -128,7 +129,7 @@ function countedRegressions(head: Bundle, baseRows: ReadonlyMap<string, WireInde
         counts: { ...r.attempts, timedOut: r.attempts.timed_out },
         reason: r.reason,
       },
-      change: compareCase(side(baseRows.get(rowKey(r))), side(r)),
+      change: compareCase(sideOfRow(baseRows.get(rowKey(r))), sideOfRow(r)),
     }));
     for (const c of sortRegressions(root, cases).confirmed) out.add((c as GateCase & { key: string }).key);
   }
@@ -138,7 +139,7 @@ function countedRegressions(head: Bundle, baseRows: ReadonlyMap<string, WireInde
 /** Sets each row's `change` against the baseline's rows (merging shards against a baseline). */
 export function applyBaseline(rows: WireIndexRow[], baseline: Bundle): void {
   const baseRows = new Map(baseline.rows.map((r) => [rowKey(r), r]));
-  for (const r of rows) r.change = wireChange(compareCase(side(baseRows.get(rowKey(r))), side(r)));
+  for (const r of rows) r.change = wireChange(compareCase(sideOfRow(baseRows.get(rowKey(r))), sideOfRow(r)));
 }
 
 /**

@@ -7,6 +7,7 @@ import type { CaseGate } from "../config/types.js";
 import { type CaseDecision, decideCase, type TryOutcome } from "../gate/case.js";
 import { type CaseChange, compareCase } from "../gate/compare.js";
 import type { GateCase } from "../gate/run.js";
+import { sideOfRow } from "./compare.js";
 import { usageTotalsOf, type WireCaseSummary, type WireChange, type WireIndexRow } from "./wire.js";
 
 /** The case's verdict, decided again from its tries. */
@@ -56,15 +57,11 @@ export function mergedGateCase(
   // The shard's redacted sentence, when its verdict is the one decided here.
   if (decision.verdict === row.verdict) decision.reason = row.reason;
   const change = compared
-    ? compareCase(
-        base && {
-          verdict: base.verdict,
-          counted: base.attempts.counted,
-          passed: base.attempts.passed,
-          flaky: base.flaky,
-        },
-        { verdict: decision.verdict, counted: decision.counts.counted, passed: decision.counts.passed },
-      )
+    ? compareCase(sideOfRow(base), {
+        verdict: decision.verdict,
+        counted: decision.counts.counted,
+        passed: decision.counts.passed,
+      })
     : changeOf(row.change);
   return {
     identity: { evalPath: row.eval_path, testId: row.test_id, target: row.target },

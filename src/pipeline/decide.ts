@@ -3,6 +3,7 @@
  * against the baseline, the scheduler's question for adaptive attempts, and the run gate. The
  * bundle records them; it is never read back to decide.
  */
+import { sideOfRow } from "../bundle/compare.js";
 import { rowKey } from "../bundle/read.js";
 import type { WireIndexRow } from "../bundle/wire.js";
 import type { FinishedCase } from "../bundle/write.js";
@@ -28,15 +29,11 @@ export function finishCases(runs: readonly CaseRun[], baseRows: BaseRows | undef
     const decision = decideCase(r.tries, planned, r.spec.gate);
     const base = baseRows?.get(identityKey(r.spec.identity));
     const change = baseRows
-      ? compareCase(
-          base && {
-            verdict: base.verdict,
-            counted: base.attempts.counted,
-            passed: base.attempts.passed,
-            flaky: base.flaky,
-          },
-          { verdict: decision.verdict, counted: decision.counts.counted, passed: decision.counts.passed },
-        )
+      ? compareCase(sideOfRow(base), {
+          verdict: decision.verdict,
+          counted: decision.counts.counted,
+          passed: decision.counts.passed,
+        })
       : null;
     return { spec: r.spec, tries: r.tries, decision, change };
   });

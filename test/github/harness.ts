@@ -8,6 +8,7 @@ import { spawn } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
+import { afterEach, beforeEach, vi } from "vitest";
 import { parse } from "yaml";
 import { ROOT, tempDir } from "../helpers.js";
 import type { FakeGitHub, WorkflowRun } from "./server.js";
@@ -178,4 +179,34 @@ export function pushStepEnv(workspace: string, inputs: Record<string, string>): 
   };
   for (const [k, v] of Object.entries(inputs)) env[`INPUT_${k.toUpperCase()}`] = v;
   return env;
+}
+
+/**
+ * For tests that call the action's run() in-process, in a describe block: before each test the
+ * files the runner names for outputs and the job summary (GITHUB_OUTPUT, GITHUB_STEP_SUMMARY) and a
+ * capture of stdout; after it, the environment and the exit code as they were. `out()` is what the
+ * step printed so far.
+ */
+export function inProcessStep(): { out(): string } {
+  const saved = { ...process.env };
+  let out = "";
+  beforeEach(() => {
+    out = "";
+    process.exitCode = undefined;
+    const files = tempDir("evalgate-files-");
+    process.env.GITHUB_OUTPUT = path.join(files, "output");
+    process.env.GITHUB_STEP_SUMMARY = path.join(files, "summary");
+    writeFileSync(process.env.GITHUB_OUTPUT, "");
+    writeFileSync(process.env.GITHUB_STEP_SUMMARY, "");
+    vi.spyOn(process.stdout, "write").mockImplementation((chunk: string | Uint8Array) => {
+      out += String(chunk);
+      return true;
+    });
+  });
+  afterEach(() => {
+    vi.restoreAllMocks();
+    process.exitCode = undefined;
+    process.env = saved;
+  });
+  return { out: () => out };
 }

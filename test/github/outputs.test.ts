@@ -2,14 +2,13 @@
  * The step's outputs as a runner reads them (GITHUB_OUTPUT), from run() itself: `inconclusive`
  * counts the cases whose attempts did not settle their verdict (README, "Outputs").
  */
-import { readFileSync, writeFileSync } from "node:fs";
-import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
 import type { ArtifactStore } from "../../src/github/artifact.js";
 import { ActionsLogger } from "../../src/github/io.js";
 import { run } from "../../src/github/main.js";
-import { gitRepo, sh, tempDir } from "../helpers.js";
-import { pushStepEnv } from "./harness.js";
+import { gitRepo, sh } from "../helpers.js";
+import { inProcessStep, pushStepEnv } from "./harness.js";
 
 const uploads: ArtifactStore = { upload: async () => ({ id: 1, size: 0 }) };
 
@@ -22,20 +21,7 @@ function outputsOf(file: string): Record<string, string> {
 }
 
 describe("the step's outputs", () => {
-  const saved = { ...process.env };
-  beforeEach(() => {
-    const files = tempDir("evalgate-files-");
-    process.env.GITHUB_OUTPUT = path.join(files, "output");
-    process.env.GITHUB_STEP_SUMMARY = path.join(files, "summary");
-    writeFileSync(process.env.GITHUB_OUTPUT, "");
-    writeFileSync(process.env.GITHUB_STEP_SUMMARY, "");
-    vi.spyOn(process.stdout, "write").mockImplementation(() => true);
-  });
-  afterEach(() => {
-    vi.restoreAllMocks();
-    process.exitCode = undefined;
-    process.env = saved;
-  });
+  inProcessStep();
 
   it("inconclusive counts the cases whose attempts did not settle their verdict", async () => {
     // One agent fixes the file on odd attempts only: 2 of 4 at min_rate 0.5 is inconclusive.

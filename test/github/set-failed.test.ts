@@ -3,39 +3,19 @@
  * return value: run() itself sets the process's exit status, so a runner (or a local action runner)
  * that reads either the `::error::` line or the status sees the failure.
  */
-import { cpSync, writeFileSync } from "node:fs";
+import { cpSync } from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ArtifactStore } from "../../src/github/artifact.js";
 import { ActionsLogger } from "../../src/github/io.js";
 import { run } from "../../src/github/main.js";
-import { gitRepo, ROOT, tempDir } from "../helpers.js";
-import { pushStepEnv } from "./harness.js";
+import { gitRepo, ROOT } from "../helpers.js";
+import { inProcessStep, pushStepEnv } from "./harness.js";
 
 const uploads: ArtifactStore = { upload: async () => ({ id: 1, size: 0 }) };
 
 describe("a failed step", () => {
-  let out: string;
-  const saved = { ...process.env };
-  beforeEach(() => {
-    out = "";
-    process.exitCode = undefined;
-    const files = tempDir("evalgate-files-");
-    // core.setOutput and the job summary write to the files the runner names in process.env.
-    process.env.GITHUB_OUTPUT = path.join(files, "output");
-    process.env.GITHUB_STEP_SUMMARY = path.join(files, "summary");
-    writeFileSync(process.env.GITHUB_OUTPUT, "");
-    writeFileSync(process.env.GITHUB_STEP_SUMMARY, "");
-    vi.spyOn(process.stdout, "write").mockImplementation((chunk: string | Uint8Array) => {
-      out += String(chunk);
-      return true;
-    });
-  });
-  afterEach(() => {
-    vi.restoreAllMocks();
-    process.exitCode = undefined;
-    process.env = saved;
-  });
+  const step = inProcessStep();
 
   it("a failing gate calls core.setFailed with the gate's reason", async () => {
     const repo = gitRepo({ "README.md": "x\n" });
@@ -46,7 +26,7 @@ describe("a failed step", () => {
     expect(code).toBe(1);
     // Set by core.setFailed inside run(), not by the entry point's use of the return value.
     expect(process.exitCode).toBe(1);
-    expect(out).toMatch(/::error::evalgate: gate failed: \S.*/);
+    expect(step.out()).toMatch(/::error::evalgate: gate failed: \S.*/);
   }, 120_000);
 
   it("bad input fails the step too, naming the input", async () => {
@@ -55,6 +35,6 @@ describe("a failed step", () => {
     const code = await run({ env, artifacts: uploads, logger: new ActionsLogger() });
     expect(code).toBe(2);
     expect(process.exitCode).toBe(1);
-    expect(out).toMatch(/::error::evalgate: .*no\/such\/folder/);
+    expect(step.out()).toMatch(/::error::evalgate: .*no\/such\/folder/);
   });
 });

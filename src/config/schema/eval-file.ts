@@ -9,7 +9,7 @@ import { MAX_CONCURRENCY } from "../options.js";
 import { gateSchema, repeatSchema } from "./gate.js";
 import { scorerSchema } from "./scorers.js";
 import { targetSchema } from "./targets.js";
-import { duration, rate, size, slug } from "./values.js";
+import { duration, rate, size, slug, verifyRepeats } from "./values.js";
 import { workspaceSchema } from "./workspace.js";
 
 export const testSchema = z
@@ -45,11 +45,7 @@ export const testSchema = z
     tags: z.array(z.string()).optional(),
     targets: z.array(z.string()).optional().describe("Run only these targets (by name)"),
     repeat: repeatSchema.optional(),
-    verify_repeats: z
-      .number()
-      .int()
-      .min(0)
-      .max(20)
+    verify_repeats: verifyRepeats
       .optional()
       .describe(
         "Run the scorers this many more times on each attempt's final workspace; if they disagree with themselves the attempt is a verifier_flake, excluded from the agent's rate. Unset: 2 reruns only for an attempt that disagrees with every other attempt of its case so far (at least 2); 0: never",

@@ -2,7 +2,7 @@
  * `scorers:`: one schema per scorer type (the scorer's own code is in scorers/<type>.ts).
  */
 import { z } from "zod";
-import { duration, envNames, rate, slug, stringOrArgv } from "./values.js";
+import { duration, envNames, rate, slug, stringOrArgv, verifyRepeats } from "./values.js";
 
 const scorerBase = {
   name: slug.optional().describe("Unique within the test; defaults to the scorer type"),
@@ -14,11 +14,7 @@ const scorerBase = {
     .describe("Weights are all given and sum to 1.0, or all omitted"),
   required: z.boolean().optional().describe("The attempt fails when this scorer fails, whatever the score"),
   timeout: duration.optional().describe("Overrides timeouts.scorer for this scorer"),
-  verify_repeats: z
-    .number()
-    .int()
-    .min(0)
-    .max(20)
+  verify_repeats: verifyRepeats
     .optional()
     .describe(
       "Run this scorer this many more times on each attempt's final workspace (overrides the test's; 0: never, not even automatically); if the attempt's verdict changes, it is a verifier_flake",

@@ -26,6 +26,9 @@ export const stringOrArgv = z
 
 export const rate = z.number().min(0).max(1);
 
+/** How many more times the scorers run on an attempt's final workspace (a test's or a scorer's). */
+export const verifyRepeats = z.number().int().min(0).max(20);
+
 export const SLUG_RULE = "ASCII letters, digits, '.', '_' and '-', starting with a letter or digit";
 
 /**
