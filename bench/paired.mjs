@@ -12,7 +12,8 @@
  *
  * Suites: 40 tests × 3 attempts on a 200-file repository; a 2,000-file repository; a 50,000-file
  * ignored tree (node_modules made by setup). `BENCH_QUICK=1`: fewer pairs and attempts, 10,000
- * ignored files. `BENCH_PAIRS`, `BENCH_DIR` override.
+ * ignored files. `BENCH_PAIRS`, `BENCH_DIR` (both sides work there), `BENCH_SUITES=small,large,ignored`
+ * and `BENCH_IGNORED` (files) override.
  */
 import { execFileSync, spawn } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -129,7 +130,9 @@ function timedRun(cmd, args, opts) {
 export async function runEvalgate(dir, extraArgs = []) {
   const out = path.join(dir, "bundle");
   rmSync(out, { recursive: true, force: true });
-  const ms = await timedRun(process.execPath, [CLI, "run", ".", "--out", out, ...extraArgs], {
+  // The workspaces on the floor's filesystem (BENCH_DIR), not the system temp folder.
+  const work = ["--work-dir", path.join(dir, "work")];
+  const ms = await timedRun(process.execPath, [CLI, "run", ".", "--out", out, ...work, ...extraArgs], {
     cwd: dir,
     env: { ...process.env, CI: "1" },
   });
@@ -210,15 +213,19 @@ export async function paired() {
     console.log(
       `paired (${os.cpus().length} CPUs, load ${load.toFixed(1)}, ${QUICK ? "quick mode" : "full"}; folder ${base})`,
     );
-    await suite(base, "40 tests × 3 attempts, 200-file repository", { files: 200, tests: 40, repeat: 3 });
-    await suite(base, "2,000-file repository", { files: 2000, tests: QUICK ? 5 : 10, repeat: 4 });
-    const ignored = QUICK ? 10_000 : 50_000;
-    await suite(base, `${ignored.toLocaleString("en")}-file ignored tree (node_modules by setup)`, {
-      files: 50,
-      tests: QUICK ? 2 : 4,
-      repeat: 2,
-      ignored,
-    });
+    const only = (process.env.BENCH_SUITES ?? "small,large,ignored").split(",");
+    if (only.includes("small"))
+      await suite(base, "40 tests × 3 attempts, 200-file repository", { files: 200, tests: 40, repeat: 3 });
+    if (only.includes("large"))
+      await suite(base, "2,000-file repository", { files: 2000, tests: QUICK ? 5 : 10, repeat: 4 });
+    const ignored = Number(process.env.BENCH_IGNORED ?? (QUICK ? 10_000 : 50_000));
+    if (only.includes("ignored"))
+      await suite(base, `${ignored.toLocaleString("en")}-file ignored tree (node_modules by setup)`, {
+        files: 50,
+        tests: QUICK ? 2 : 4,
+        repeat: 2,
+        ignored,
+      });
     console.log("  AgentV: not run (set up agentv@4.42.4 and an equivalent suite to compare; see README)");
   } finally {
     rmSync(base, { recursive: true, force: true });

@@ -2,9 +2,11 @@
  * bench/scale: how evalgate holds up as a run grows (issue 18): attempts/s and peak memory at
  * 500 / 2,000 / 5,000 trivial attempts, and how long the reports of a 2,000-case bundle take.
  *
- * Each size is a run of the CLI as shipped (`node bin/evalgate.js run`, concurrency 4, workspaces
- * deleted) on a 200-file repository with one attempt per case, so the cases grow with the attempts
- * (the harder case for memory: per-case state grows too). One case in 20 fails (its grader prints a
+ * Each size is run as two suites of the CLI as shipped (`node bin/evalgate.js run`, concurrency 4,
+ * workspaces deleted, in a work folder beside the bundle) on a 200-file repository: the attempts
+ * spread over 100 cases (what a run holds per attempt), and one attempt per case, so the cases grow
+ * with the attempts (per-case state grows too: the plan, the decisions, the reports).
+ * `BENCH_SCALE_SHAPE=attempts|cases` runs one of them. One case in 20 fails (its grader prints a
  * reason and exits 1), so the reports carry evidence, not only collapsed passes. Peak memory is the
  * maximum RSS of the CLI process (GNU time's %M: the node process or its largest child).
  *
@@ -37,8 +39,8 @@ if [ "$1" = fail ]; then echo "expected answer.txt to hold the answer to the que
 test -s answer.txt
 `;
 
-/** `cases` cases of one attempt each; every 20th case's grader fails. */
-export function writeScaleSuite(dir, cases) {
+/** `cases` cases of `repeat` attempts each; every 20th case's grader fails. */
+export function writeScaleSuite(dir, cases, repeat = 1) {
   writeSourceTree(path.join(dir, "project"), 200);
   for (const [name, text] of [
     ["agent.sh", AGENT],
@@ -55,7 +57,7 @@ export function writeScaleSuite(dir, cases) {
   writeFileSync(
     path.join(dir, "bench.eval.yaml"),
     `name: scale
-repeat: 1
+repeat: ${repeat}
 concurrency: 4
 targets: [{ name: trivial, provider: command, command: ["{EVAL_DIR}/agent.sh"] }]
 workspace:
@@ -130,6 +132,16 @@ function timeReport(bundle, format, renderer, runs = 3) {
 
 const kb = (bytes) => `${(bytes / 1024).toFixed(0)} KB`;
 
+/** The suites a size is run as: its attempts spread over 100 cases, and one case per attempt. */
+function shapesOf(n) {
+  const want = process.env.BENCH_SCALE_SHAPE ?? "both";
+  const shapes = [];
+  if (want !== "cases")
+    shapes.push({ name: "attempts", cases: Math.min(100, n), repeat: Math.ceil(n / 100) });
+  if (want !== "attempts") shapes.push({ name: "cases", cases: n, repeat: 1 });
+  return shapes;
+}
+
 export async function scale() {
   const sizes = (process.env.BENCH_SCALE ?? (QUICK ? "500,2000" : "500,2000,5000")).split(",").map(Number);
   const base = mkdtempSync(path.join(process.env.BENCH_DIR || os.tmpdir(), "evalgate-scale-"));
@@ -137,40 +149,47 @@ export async function scale() {
   const reportAt = sizes.includes(2000) ? 2000 : Math.max(...sizes);
   try {
     console.log(
-      `scale (${os.cpus().length} CPUs, load ${load.toFixed(1)}; trivial attempts, one per case, 1 case in 20 failing, 200-file repository, concurrency 4, workspaces deleted)`,
+      `scale (${os.cpus().length} CPUs, load ${load.toFixed(1)}; trivial attempts, 1 case in 20 failing, 200-file repository, concurrency 4, workspaces deleted, work folder ${base})`,
     );
     const peaks = new Map();
     for (const n of sizes) {
-      const dir = path.join(base, String(n));
-      mkdirSync(dir);
-      writeScaleSuite(dir, n);
-      const out = path.join(dir, "bundle");
-      const r = timedNode([CLI, "run", ".", "--out", out], dir);
-      peaks.set(n, r.peakMb);
-      const runs = readFileSync(path.join(out, "index.jsonl"), "utf8")
-        .split("\n")
-        .filter(Boolean)
-        .flatMap((l) => JSON.parse(l).runs);
-      const wsErrors = runs.filter((x) => x.failure_kind === "workspace_error").length;
-      const notPassed = runs.filter((x) => x.status !== "passed").length;
-      console.log(
-        `  ${n.toLocaleString("en")} attempts: ${secs(r.ms)}, ${(n / (r.ms / 1000)).toFixed(1)} attempts/s, peak memory ${r.peakMb.toFixed(0)} MB, workspace_error ${wsErrors}, not passed ${notPassed} (expected ${Math.floor(n / 20)})`,
-      );
-      if (n === reportAt) {
-        const html = statSync(path.join(out, "report.html")).size;
-        const comment = timeReport(out, "markdown", "renderComment");
-        const page = timeReport(out, "html", "renderHtml");
+      for (const shape of shapesOf(n)) {
+        const dir = path.join(base, `${n}-${shape.name}`);
+        mkdirSync(dir);
+        writeScaleSuite(dir, shape.cases, shape.repeat);
+        const out = path.join(dir, "bundle");
+        // The workspaces on the same filesystem as the bundle (BENCH_DIR), not the system temp.
+        const r = timedNode([CLI, "run", ".", "--out", out, "--work-dir", path.join(dir, "work")], dir);
+        peaks.set(`${shape.name}:${n}`, r.peakMb);
+        const runs = readFileSync(path.join(out, "index.jsonl"), "utf8")
+          .split("\n")
+          .filter(Boolean)
+          .flatMap((l) => JSON.parse(l).runs);
+        const wsErrors = runs.filter((x) => x.failure_kind === "workspace_error").length;
+        const notPassed = runs.filter((x) => x.status !== "passed").length;
+        const attempts = shape.cases * shape.repeat;
         console.log(
-          `  ${n.toLocaleString("en")} cases: PR comment (${kb(comment.bytes)}) rendered in ${secs(comment.renderMs)}, \`evalgate report\` ${secs(comment.ms)} in all; report.html (${kb(html)}) rendered in ${secs(page.renderMs)}, \`evalgate report --format html\` ${secs(page.ms)} in all (medians of 3; "in all": process start, the seal check and reading the bundle included)`,
+          `  ${attempts.toLocaleString("en")} attempts (${shape.cases.toLocaleString("en")} cases × ${shape.repeat}): ${secs(r.ms)}, ${(attempts / (r.ms / 1000)).toFixed(1)} attempts/s, peak memory ${r.peakMb.toFixed(0)} MB, workspace_error ${wsErrors}, not passed ${notPassed} (expected ${Math.floor(shape.cases / 20) * shape.repeat})`,
         );
+        if (n === reportAt && shape.name === "cases") {
+          const html = statSync(path.join(out, "report.html")).size;
+          const comment = timeReport(out, "markdown", "renderComment");
+          const page = timeReport(out, "html", "renderHtml");
+          console.log(
+            `  ${n.toLocaleString("en")} cases: PR comment (${kb(comment.bytes)}) rendered in ${secs(comment.renderMs)}, \`evalgate report\` ${secs(comment.ms)} in all; report.html (${kb(html)}) rendered in ${secs(page.renderMs)}, \`evalgate report --format html\` ${secs(page.ms)} in all (medians of 3; "in all": process start, the seal check and reading the bundle included)`,
+          );
+        }
+        rmSync(dir, { recursive: true, force: true });
       }
-      rmSync(dir, { recursive: true, force: true });
     }
     const [lo, hi] = [Math.min(...sizes), Math.max(...sizes)];
-    if (lo !== hi)
-      console.log(
-        `  peak memory at ${hi.toLocaleString("en")} / at ${lo.toLocaleString("en")}: ${(peaks.get(hi) / peaks.get(lo)).toFixed(2)}×`,
-      );
+    for (const shape of ["attempts", "cases"]) {
+      const [a, b] = [peaks.get(`${shape}:${lo}`), peaks.get(`${shape}:${hi}`)];
+      if (lo !== hi && a && b)
+        console.log(
+          `  peak memory at ${hi.toLocaleString("en")} / at ${lo.toLocaleString("en")} attempts, ${shape === "attempts" ? "100 cases" : "one case per attempt"}: ${(b / a).toFixed(2)}×`,
+        );
+    }
   } finally {
     rmSync(base, { recursive: true, force: true });
   }

@@ -57,6 +57,18 @@ export function checkShards(shards: readonly Bundle[], naming: OptionNaming): vo
 }
 
 /**
+ * Reads every shard; when some cannot be trusted, says so for each of them, in the order given
+ * (not the order their checks happened to finish in).
+ */
+async function readShards(dirs: readonly string[]): Promise<Bundle[]> {
+  const read = await Promise.allSettled(dirs.map((b) => readBundle(b)));
+  const failed = read.flatMap((r) => (r.status === "rejected" ? [r.reason as unknown] : []));
+  if (failed.length === 1 || failed.some((e) => !(e instanceof BundleError))) throw failed[0];
+  if (failed.length > 0) throw new BundleError(failed.map((e) => (e as Error).message).join("\n"));
+  return read.map((r) => (r as PromiseFulfilledResult<Bundle>).value);
+}
+
+/**
  * Writes the merged bundle's data (the shards' case folders, index.jsonl, summary.json) into
  * `opts.out` and returns it, with every case's summary.json (checked) in row order; its reports and
  * seal are written by the caller (pipeline/merge.ts).
@@ -65,7 +77,7 @@ export async function mergeShards(
   opts: MergeOptions,
 ): Promise<{ out: string; summary: WireSummary; rows: WireIndexRow[]; caseSummaries: WireCaseSummary[] }> {
   if (opts.bundles.length === 0) throw new UsageError("merge needs at least one bundle");
-  const shards = await Promise.all(opts.bundles.map((b) => readBundle(b)));
+  const shards = await readShards(opts.bundles);
   checkShards(shards, opts.naming);
   const out = path.resolve(opts.out);
   await checkNewBundleFolder(out, opts.out, opts.naming);

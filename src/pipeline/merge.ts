@@ -6,7 +6,6 @@
 import { type MergeOptions, mergeShards } from "../bundle/merge.js";
 import { sealBundle } from "../bundle/seal.js";
 import type { WireIndexRow, WireSummary } from "../bundle/wire.js";
-import { COMPACT_ABOVE } from "../report/html.js";
 import type { ReportView } from "../report/view.js";
 import { writeReports } from "./outputs.js";
 import { viewOfRecords } from "./report-view.js";
@@ -20,7 +19,7 @@ export async function mergeBundles(
   // The view of the records as written, not read back; the action renders more from it (its comment).
   const view = await viewOfRecords(
     { dir: out, summary, cases: rows.map((row, i) => ({ row, summary: caseSummaries[i] })) },
-    { evidence: "all", passingDiffsUpTo: COMPACT_ABOVE },
+    { evidence: "all" },
   );
   await writeReports(out, view);
   const sealed = await sealBundle(out);

@@ -16,7 +16,7 @@ import type { BundleWriter, FinishedCase } from "../bundle/write.js";
 import type { Plan } from "../config/types.js";
 import type { Logger } from "../log.js";
 import { COMMENT_MAX_CHARS, type CommentOptions, renderComment } from "../report/comment.js";
-import { COMPACT_ABOVE, renderHtml } from "../report/html.js";
+import { renderHtml } from "../report/html.js";
 import { renderJUnit } from "../report/junit.js";
 import type { ReportView } from "../report/view.js";
 import type { RunIsolation } from "../sandbox/isolation.js";
@@ -146,7 +146,7 @@ export async function writeRunOutputs(
   // The view of the records as written (redacted), not read back: what `evalgate report` reads.
   const view = await viewOfRecords(
     { dir: o.bundle.dir, summary, cases: rows.map((row, i) => ({ row, summary: summaries[i] })) },
-    { evidence: "all", passingDiffsUpTo: COMPACT_ABOVE },
+    { evidence: "all" },
   );
   await writeReports(o.bundle.dir, view);
   // Last: the digest of every file of the bundle, once every process of the run is gone.

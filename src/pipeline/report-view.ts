@@ -7,12 +7,14 @@
 import pLimit from "p-limit";
 import { BundleFiles } from "../bundle/files.js";
 import { readBundle } from "../bundle/read.js";
+import { compactReport } from "../report/html.js";
 import {
   type AttemptEvidence,
   type AttemptTry,
   type CaseView,
   type Excerpt,
   isStablePass,
+  needsReview,
   type ReportView,
 } from "../report/view.js";
 import {
@@ -38,16 +40,11 @@ import {
 export interface LoadReportOptions {
   /**
    * Which cases get their attempts' evidence (result.json, grading.json, diff, log tail): the
-   * cases that are not a stable pass (default; what the PR comment shows), or every case (what
-   * report.html shows).
+   * cases that are not a stable pass (default; what the PR comment shows), or every case that
+   * report.html shows in full: in a large bundle (compactReport, report/html.ts) a case that needs no
+   * review is one line of links there, and none of its files is read.
    */
   evidence?: "problems" | "all";
-  /**
-   * With `evidence: "all"`, a bundle of more cases than this reads no diffs of stable passes:
-   * report.html shows such a case as one line of links above COMPACT_ABOVE cases, and holding every
-   * passing diff at the end of a large run cost memory for nothing. Default: no limit.
-   */
-  passingDiffsUpTo?: number;
 }
 
 /** Bytes read from the head of a diff of a case that is not a stable pass. */
@@ -69,7 +66,6 @@ async function evidenceOf(
   parent: BundleFiles,
   run: AttemptTry,
   passingCase: boolean,
-  passingDiffs: boolean,
 ): Promise<AttemptEvidence> {
   const reader = parent.child();
   const result = record(await reader.json<Json>(`${run.dir}/result.json`));
@@ -86,7 +82,7 @@ async function evidenceOf(
       const roomy = reader.spent.evidenceBytes < EVIDENCE_BUDGET;
       diff = await reader.head(rel, roomy ? DIFF_READ_BYTES : SMALL_DIFF_READ_BYTES);
       reader.spent.evidenceBytes += diff?.text.length ?? 0;
-    } else if (passingDiffs && reader.spent.passingDiffBytes < PASSING_DIFF_BUDGET) {
+    } else if (reader.spent.passingDiffBytes < PASSING_DIFF_BUDGET) {
       diff = await reader.head(rel, PASSING_DIFF_READ_BYTES);
       reader.spent.passingDiffBytes += diff?.text.length ?? 0;
     }
@@ -350,7 +346,8 @@ export async function viewOfRecords(
 ): Promise<ReportView> {
   const reader = new BundleFiles(records.dir);
   const limit = pLimit(16);
-  const passingDiffs = records.cases.length <= (options.passingDiffsUpTo ?? Number.POSITIVE_INFINITY);
+  const attempts = records.cases.reduce((n, x) => n + list(record(x.row).runs).length, 0);
+  const compact = compactReport(records.cases.length, attempts);
   const cases = await Promise.all(
     records.cases.map((x) =>
       limit(async () => {
@@ -359,9 +356,8 @@ export async function viewOfRecords(
         const summary = x.summary !== undefined ? x.summary : await reader.json<Json>(summaryPath);
         const c = caseOf(row, summary && typeof summary === "object" ? record(summary) : null);
         const stable = isStablePass(c);
-        if (!stable || options.evidence === "all") {
-          for (const run of c.runs) run.evidence = await evidenceOf(reader, run, stable, passingDiffs);
-        }
+        const shown = !stable || (options.evidence === "all" && !(compact && !needsReview(c)));
+        if (shown) for (const run of c.runs) run.evidence = await evidenceOf(reader, run, stable);
         return c;
       }),
     ),

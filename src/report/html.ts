@@ -172,10 +172,17 @@ function changeText(c: CaseView): string {
 }
 
 /**
- * Above this many cases, a case that needs no review is one line linking its files in the bundle
- * (its evidence is read from there when wanted), so a report of thousands of cases stays small.
+ * Above this many cases, or this many attempts, a case that needs no review is one line linking its
+ * files in the bundle (its evidence is read from there when wanted), so a report of thousands of
+ * cases, or of a few cases repeated hundreds of times, stays small.
  */
 export const COMPACT_ABOVE = 200;
+export const COMPACT_ABOVE_ATTEMPTS = 1000;
+
+/** Whether report.html shows the cases that need no review as one line each (see COMPACT_ABOVE). */
+export function compactReport(cases: number, attempts: number): boolean {
+  return cases > COMPACT_ABOVE || attempts > COMPACT_ABOVE_ATTEMPTS;
+}
 
 function compactCase(c: CaseView, i: number, multi: boolean): string {
   const a = c.attempts;
@@ -267,6 +274,10 @@ export function renderHtml(view: ReportView): string {
   const ordered = reviewOrder(view.cases);
   const index = new Map(view.cases.map((x, i) => [x, i]));
   const cmp = view.comparison;
+  const compact = compactReport(
+    view.cases.length,
+    view.cases.reduce((n, x) => n + x.runs.length, 0),
+  );
   const title = `evalgate: gate ${pass ? "passed" : "failed"} — ${view.suites.map((s) => s.name).join(", ")}`;
   const caseRows = ordered.map((x) => {
     const i = index.get(x)!;
@@ -299,7 +310,7 @@ ${targetChart(view)}
 ${cmp?.removedCases.length ? `<h2>Removed since the base</h2>${list(cmp.removedCases.map((r) => `${r.suite}/${r.testId} on ${r.target} (was ${r.baseVerdict})`))}` : ""}
 ${view.problems.length ? `<h2>Unreadable files</h2>${list(view.problems)}` : ""}
 <h2>Details</h2>
-${ordered.map((x) => caseSection(x, index.get(x)!, multi, view.cases.length > COMPACT_ABOVE)).join("\n")}
+${ordered.map((x) => caseSection(x, index.get(x)!, multi, compact)).join("\n")}
 <footer><p class="muted">evalgate ${esc(view.run.evalgateVersion)} · run ${esc(view.run.id)} · ${esc(view.run.startedAt)} – ${esc(view.run.finishedAt)}</p></footer>
 </body>
 </html>

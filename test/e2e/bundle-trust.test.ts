@@ -178,6 +178,9 @@ describe("untrusted bundles are read through one confined reader", () => {
     let r = runCli(["merge", s1, s2, "--out", out], dir);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/changed: index\.jsonl/);
+    // Every shard that cannot be trusted is named, in the order given (s1 holds the payload, an added file).
+    expect(r.stderr.indexOf("s1 was changed")).toBeGreaterThan(-1);
+    expect(r.stderr.indexOf("s1 was changed")).toBeLessThan(r.stderr.indexOf("s2 was changed"));
     unseal(s2);
     r = runCli(["merge", s1, s2, "--out", out], dir);
     expect(r.code).toBe(2);

@@ -1,8 +1,14 @@
 import { cpSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { DIFF_READ_BYTES, LOG_TAIL_READ_BYTES, loadReportView } from "../../src/pipeline/report-view.js";
+import {
+  DIFF_READ_BYTES,
+  LOG_TAIL_READ_BYTES,
+  loadReportView,
+  viewOfRecords,
+} from "../../src/pipeline/report-view.js";
 import { renderComment } from "../../src/report/comment.js";
+import { COMPACT_ABOVE, COMPACT_ABOVE_ATTEMPTS } from "../../src/report/html.js";
 import { quickstartRun, runCli, sh, tempDir, writeFiles } from "../helpers.js";
 
 /** An agent that prints 3 MB and writes a 2 MB file, and a `tests` scorer with named failures. */
@@ -79,6 +85,39 @@ describe("loadReportView", () => {
     expect(passAll.runs[0]!.evidence?.diff?.text).toContain("diff --git");
     expect(passAll.runs[0]!.evidence?.logTail).toBeNull();
     expect(all.problems).toEqual([]);
+  });
+
+  it("in a large bundle (by cases or by attempts) reads no file of a case that needs no review", async () => {
+    const quick = quickstartRun().out;
+    const summary = JSON.parse(readFileSync(path.join(quick, "summary.json"), "utf8"));
+    const rows = readFileSync(path.join(quick, "index.jsonl"), "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { test_id: string; target: string; runs: unknown[] });
+    const isPass = (c: { testId: string; target: string }) =>
+      c.testId === "empty-cart-total" && c.target === "reference";
+    const evidenceOf = async (cases: { row: unknown }[]) => {
+      const view = await viewOfRecords({ dir: quick, summary, cases }, { evidence: "all" });
+      const pass = view.cases.find(isPass)!;
+      const fail = view.cases.find((c) => c.target === "noop")!;
+      return { pass: pass.runs[0]!.evidence, fail: fail.runs[0]!.evidence, problems: view.problems };
+    };
+    // Small: every case's evidence, as report.html shows it inline.
+    const small = await evidenceOf(rows.map((row) => ({ row })));
+    expect(small.pass?.diff?.text).toContain("diff --git");
+    // More cases than COMPACT_ABOVE: the passing case is one line of links, nothing of it is read.
+    const many = Array.from({ length: Math.ceil((COMPACT_ABOVE + 1) / rows.length) }, () => rows).flat();
+    const byCases = await evidenceOf(many.map((row) => ({ row })));
+    expect(byCases.pass).toBeNull();
+    expect(byCases.fail?.scorers?.map((s) => s.name)).toEqual(["unit", "small"]);
+    // Few cases, but more attempts than COMPACT_ABOVE_ATTEMPTS in their index rows: compact too.
+    const repeated = rows.map((row, i) =>
+      i === 0 ? { ...row, runs: Array.from({ length: COMPACT_ABOVE_ATTEMPTS }, () => row.runs[0]) } : row,
+    );
+    const byAttempts = await evidenceOf(repeated.map((row) => ({ row })));
+    expect(byAttempts.pass).toBeNull();
+    expect(byAttempts.fail?.diff).not.toBeUndefined();
+    expect(byAttempts.problems).toEqual([]);
   });
 
   it("reads verdicts, statuses and enums it does not know as not passing, and renders them", async () => {

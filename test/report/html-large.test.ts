@@ -3,17 +3,17 @@
  * review is one line linking its files in the bundle; cases to review keep their evidence inline.
  */
 import { describe, expect, it } from "vitest";
-import { COMPACT_ABOVE, renderHtml } from "../../src/report/html.js";
+import { COMPACT_ABOVE, COMPACT_ABOVE_ATTEMPTS, renderHtml } from "../../src/report/html.js";
 import type { CaseView } from "../../src/report/view.js";
 import { diffOf, evidence, kase, logOf, run, view } from "./views.js";
 
-function suite(n: number): CaseView[] {
+function suite(n: number, attempts = 3): CaseView[] {
   const cases: CaseView[] = [];
   for (let i = 0; i < n; i++) {
     const testId = `case-${i}`;
     const dir = `${testId}--a`;
     const failing = i % 100 === 7;
-    const runs = [1, 2, 3].map((a) => {
+    const runs = Array.from({ length: attempts }, (_, k) => k + 1).map((a) => {
       const rdir = `${dir}/run-${a}`;
       const status = failing ? "failed" : "passed";
       return run(dir, a, status, {
@@ -44,5 +44,17 @@ describe("report.html at scale", () => {
     const html = renderHtml(view({ cases: suite(COMPACT_ABOVE), gate: { verdict: "fail" } }));
     expect(html).toContain("+NEW-8-1");
     expect(html).not.toContain('<p class="case"');
+  });
+
+  it(`a few cases of more than ${COMPACT_ABOVE_ATTEMPTS} attempts in all are compact too`, () => {
+    const attempts = Math.ceil((COMPACT_ABOVE_ATTEMPTS + 1) / 10);
+    const html = renderHtml(view({ cases: suite(10, attempts), gate: { verdict: "fail" } }));
+    expect(html).toContain("+NEW-7-1"); // the failing case keeps its evidence inline
+    expect(html).not.toContain("+NEW-8-1");
+    expect(html).toContain('<p class="case" id="case-8">');
+    const under = renderHtml(
+      view({ cases: suite(10, Math.floor(COMPACT_ABOVE_ATTEMPTS / 10)), gate: { verdict: "fail" } }),
+    );
+    expect(under).toContain("+NEW-8-1");
   });
 });
