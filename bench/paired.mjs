@@ -12,11 +12,14 @@
  *
  * Suites: 40 tests × 3 attempts on a 200-file repository; a 2,000-file repository; a 50,000-file
  * ignored tree (node_modules made by setup). `BENCH_QUICK=1`: fewer pairs and attempts, 10,000
- * ignored files. `BENCH_PAIRS`, `BENCH_DIR` (both sides work there), `BENCH_SUITES=small,large,ignored`
- * and `BENCH_IGNORED` (files) override.
+ * ignored files. `BENCH_PAIRS`, `BENCH_DIR` (both sides work there),
+ * `BENCH_SUITES=small,large,ignored,agentv` and `BENCH_IGNORED` (files) override.
+ *
+ * When AgentV is installed (`BENCH_AGENTV`, or `node_modules/.bin/agentv`), the small suite also
+ * runs through it, paired with evalgate likewise, and the median ratio AgentV/evalgate is printed.
  */
 import { execFileSync, spawn } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -206,6 +209,114 @@ async function suite(base, label, opts) {
   return r;
 }
 
+/**
+ * The AgentV CLI to compare with: `BENCH_AGENTV`, else `node_modules/.bin/agentv` of this repository
+ * (`npm i --no-save agentv@4.42.4`); undefined when neither exists.
+ */
+function agentvProgram() {
+  const given = process.env.BENCH_AGENTV;
+  if (given) return given;
+  const local = path.join(path.dirname(CLI), "..", "node_modules", ".bin", "agentv");
+  return existsSync(local) ? local : undefined;
+}
+
+/**
+ * The same suite for AgentV 4.x, beside evalgate's in `dir`: the same `project/` as the workspace
+ * template, copied fresh for every trial (`isolation: per_test`; every trial runs with `strategy:
+ * mean`), a `cli` target doing what agent.sh does, and a code-grader checking the same file. Each
+ * agent run appends a line to `agentv-calls`, so the run can be checked to have made every attempt.
+ */
+function writeAgentvSuite(dir, tests, repeat) {
+  mkdirSync(path.join(dir, ".agentv"), { recursive: true });
+  writeFileSync(
+    path.join(dir, ".agentv", "targets.yaml"),
+    `targets:
+  - name: trivial
+    provider: cli
+    command: "sh -c 'echo \\"{EVAL_ID} {ATTEMPT}\\" > answer.txt; echo x >> ${dir}/agentv-calls; echo done > {OUTPUT_FILE}'"
+`,
+  );
+  writeFileSync(
+    path.join(dir, "agentv-grade.sh"),
+    `#!/bin/sh
+cat > /dev/null
+if [ -s "$AGENTV_WORKSPACE_PATH/answer.txt" ]; then echo '{"score": 1}'; else echo '{"score": 0}'; fi
+`,
+  );
+  chmodSync(path.join(dir, "agentv-grade.sh"), 0o755);
+  const list = Array.from(
+    { length: tests },
+    (_, i) =>
+      `  - id: t${i}\n    input: x\n    assertions:\n      - type: code-grader\n        command: ["${dir}/agentv-grade.sh"]`,
+  ).join("\n");
+  writeFileSync(
+    path.join(dir, "agentv-suite.yaml"),
+    `description: bench
+execution:
+  target: trivial
+  trials: { count: ${repeat}, strategy: mean }
+workspace:
+  template: ./project
+  isolation: per_test
+tests:
+${list}
+`,
+  );
+}
+
+/** Runs the AgentV suite (2 workers, its workspaces under `dir`); returns wall ms. */
+async function runAgentv(program, dir, attempts) {
+  const out = path.join(dir, "agentv-run");
+  const calls = path.join(dir, "agentv-calls");
+  for (const f of [out, calls, path.join(dir, "agentv-home")]) rmSync(f, { recursive: true, force: true });
+  mkdirSync(path.join(dir, "agentv-home"));
+  const ms = await timedRun(program, ["eval", "agentv-suite.yaml", "--output", out, "--workers", "2"], {
+    cwd: dir,
+    // Its workspaces go to ~/.agentv: on the benchmark's filesystem, like evalgate's.
+    env: { ...process.env, HOME: path.join(dir, "agentv-home"), CI: "1" },
+  });
+  const made = existsSync(calls) ? readFileSync(calls, "utf8").split("\n").filter(Boolean).length : 0;
+  const scores = readFileSync(path.join(out, "index.jsonl"), "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l).score);
+  if (made !== attempts || scores.some((x) => x !== 1))
+    throw new Error(`AgentV made ${made} of ${attempts} attempts, scores ${scores.join(", ")}`);
+  return ms;
+}
+
+/** evalgate against AgentV on the small suite, in alternating pairs: AgentV/evalgate (the issue's goal: ≥ 3). */
+async function versusAgentv(base, program) {
+  const opts = { files: 200, tests: 40, repeat: 3 };
+  const dir = path.join(base, "agentv");
+  mkdirSync(dir, { recursive: true });
+  writeSuite(dir, opts);
+  writeAgentvSuite(dir, opts.tests, opts.repeat);
+  const attempts = opts.tests * opts.repeat;
+  const ratios = [];
+  const av = [];
+  const eg = [];
+  for (let p = 0; p < PAIRS; p++) {
+    let a;
+    let e;
+    if (p % 2 === 0) {
+      a = await runAgentv(program, dir, attempts);
+      e = (await runEvalgate(dir)).ms;
+    } else {
+      e = (await runEvalgate(dir)).ms;
+      a = await runAgentv(program, dir, attempts);
+    }
+    ratios.push(a / e);
+    av.push(a);
+    eg.push(e);
+  }
+  const version = execFileSync(program, ["--version"], { encoding: "utf8" }).trim().split("\n").at(-1);
+  console.log(
+    `  AgentV ${version} / evalgate, 40 tests × 3 attempts (${PAIRS} pairs): median ${median(ratios).toFixed(2)} (range ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}); AgentV ${secs(median(av))}, evalgate ${secs(median(eg))} (medians)`,
+  );
+  rmSync(dir, { recursive: true, force: true });
+}
+
 export async function paired() {
   const base = mkdtempSync(path.join(process.env.BENCH_DIR || os.tmpdir(), "evalgate-bench-"));
   try {
@@ -213,7 +324,7 @@ export async function paired() {
     console.log(
       `paired (${os.cpus().length} CPUs, load ${load.toFixed(1)}, ${QUICK ? "quick mode" : "full"}; folder ${base})`,
     );
-    const only = (process.env.BENCH_SUITES ?? "small,large,ignored").split(",");
+    const only = (process.env.BENCH_SUITES ?? "small,large,ignored,agentv").split(",");
     if (only.includes("small"))
       await suite(base, "40 tests × 3 attempts, 200-file repository", { files: 200, tests: 40, repeat: 3 });
     if (only.includes("large"))
@@ -226,7 +337,12 @@ export async function paired() {
         repeat: 2,
         ignored,
       });
-    console.log("  AgentV: not run (set up agentv@4.42.4 and an equivalent suite to compare; see README)");
+    const agentv = agentvProgram();
+    if (agentv && only.includes("agentv")) await versusAgentv(base, agentv);
+    else if (!agentv)
+      console.log(
+        "  AgentV: not run (`npm i --no-save agentv@4.42.4` here, or BENCH_AGENTV=<its CLI>, to compare)",
+      );
   } finally {
     rmSync(base, { recursive: true, force: true });
   }
