@@ -9,7 +9,6 @@ import { createHash } from "node:crypto";
 import { closeSync, constants, type Dirent, fstatSync, openSync, readSync } from "node:fs";
 import { readdir, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
-import pLimit from "p-limit";
 import { readConfined } from "./files.js";
 import type { WireSeal, WireSummary } from "./wire.js";
 
@@ -37,26 +36,48 @@ function kindOf(s: Pick<Dirent, "isSymbolicLink" | "isFIFO" | "isSocket">): stri
 /** Folders read at once while walking a bundle. */
 const PARALLEL = 8;
 
-/** Every entry of the bundle, never following a link; `files` sorted. */
+/**
+ * Every entry of the bundle, never following a link; `files` sorted. PARALLEL folders are read at a
+ * time from a work list: starting every folder's read at once held thousands of pending reads and
+ * their listings (24 MB more heap on a 5,000-attempt bundle).
+ */
 async function walk(root: string): Promise<Walked> {
   const out: Walked = { files: [], special: [] };
-  const limit = pLimit(PARALLEL);
+  const pending: { rel: string; depth: number }[] = [{ rel: "", depth: 0 }];
   let seen = 0;
-  const visit = async (rel: string, depth: number): Promise<void> => {
+  const visit = async ({ rel, depth }: { rel: string; depth: number }): Promise<void> => {
     if (depth > MAX_DEPTH) throw new Error(`${rel}: folders nested deeper than ${MAX_DEPTH}`);
     // The entry's type from the folder listing (no lstat per entry); never a link's target.
-    const entries = await limit(() => readdir(path.join(root, rel), { withFileTypes: true }));
-    const folders: string[] = [];
-    for (const e of entries) {
+    for (const e of await readdir(path.join(root, rel), { withFileTypes: true })) {
       if (++seen > MAX_ENTRIES) throw new Error(`more than ${MAX_ENTRIES} entries`);
       const child = rel ? `${rel}/${e.name}` : e.name;
-      if (e.isDirectory()) folders.push(child);
+      if (e.isDirectory()) pending.push({ rel: child, depth: depth + 1 });
       else if (e.isFile()) out.files.push(child);
       else out.special.push({ rel: child, kind: kindOf(e) });
     }
-    await Promise.all(folders.map((f) => visit(f, depth + 1)));
   };
-  await visit("", 0);
+  await new Promise<void>((resolve, reject) => {
+    let active = 0;
+    let failed = false;
+    const pump = (): void => {
+      if (failed) return;
+      if (pending.length === 0 && active === 0) return resolve();
+      while (active < PARALLEL && pending.length > 0) {
+        active++;
+        visit(pending.pop()!).then(
+          () => {
+            active--;
+            pump();
+          },
+          (error: unknown) => {
+            failed = true;
+            reject(error);
+          },
+        );
+      }
+    };
+    pump();
+  });
   out.files.sort();
   out.special.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
   return out;
@@ -92,11 +113,22 @@ function digestOf(summary: unknown, files: Record<string, string>): string {
   return hash.digest("hex");
 }
 
-/** The sha256 of each file but summary.json. */
-function hashAll(root: string, files: readonly string[]): Record<string, string> {
+/** Files hashed between two returns to the event loop. */
+const HASH_BATCH = 256;
+
+/**
+ * The sha256 of each file but summary.json. Every HASH_BATCH files it lets the event loop turn:
+ * a hash's native state is freed only then, and thousands of them held at once cost tens of MB.
+ */
+async function hashAll(root: string, files: readonly string[]): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   const buf = Buffer.allocUnsafe(1024 * 1024);
-  for (const rel of files) if (rel !== SUMMARY_FILE) out[rel] = hashFile(root, rel, buf);
+  let n = 0;
+  for (const rel of files) {
+    if (rel === SUMMARY_FILE) continue;
+    out[rel] = hashFile(root, rel, buf);
+    if (++n % HASH_BATCH === 0) await new Promise<void>((resolve) => setImmediate(resolve));
+  }
   return out;
 }
 
@@ -124,7 +156,7 @@ export async function sealBundle(dir: string): Promise<{ removed: string[]; summ
     (await readConfined(dir, SUMMARY_FILE, SUMMARY_CAP_BYTES)).toString("utf8"),
   ) as WireSummary;
   delete summary.seal;
-  const files = hashAll(dir, walked.files);
+  const files = await hashAll(dir, walked.files);
   const seal: WireSeal = { algorithm: "sha256", files, digest: digestOf(summary, files) };
   const sealed = { ...summary, seal };
   await writeAtomically(path.join(dir, SUMMARY_FILE), `${JSON.stringify(sealed, null, 2)}\n`);
@@ -175,7 +207,7 @@ export async function checkSeal(
   const here = new Set(present);
   const added = present.filter((f) => !Object.hasOwn(expected, f));
   const missing = Object.keys(expected).filter((f) => !here.has(f));
-  const actual = hashAll(dir, present);
+  const actual = await hashAll(dir, present);
   const changed = present.filter((f) => Object.hasOwn(expected, f) && expected[f] !== actual[f]);
   const parts: string[] = [];
   if (changed.length) parts.push(`changed: ${listed(changed)}`);

@@ -40,9 +40,9 @@ import {
 export interface LoadReportOptions {
   /**
    * Which cases get their attempts' evidence (result.json, grading.json, diff, log tail): the
-   * cases that are not a stable pass (default; what the PR comment shows), or every case that
-   * report.html shows in full: in a large bundle (compactReport, report/html.ts) a case that needs no
-   * review is one line of links there, and none of its files is read.
+   * cases that are not a stable pass (default; what the PR comment shows), or every case (what
+   * report.html and junit.xml show). In a large bundle (compactReport, report/html.ts) a case that
+   * needs no review is one line of links in report.html, and its diffs are not read.
    */
   evidence?: "problems" | "all";
 }
@@ -66,11 +66,15 @@ async function evidenceOf(
   parent: BundleFiles,
   run: AttemptTry,
   passingCase: boolean,
+  passingDiffs: boolean,
 ): Promise<AttemptEvidence> {
   const reader = parent.child();
-  const result = record(await reader.json<Json>(`${run.dir}/result.json`));
+  // A passing case shown as one line in a compact report.html: only what junit.xml names of it, its
+  // scorers (every attempt passed, so each was graded into grading.json). result.json is not read.
+  const light = passingCase && !passingDiffs;
+  const result = light ? {} : record(await reader.json<Json>(`${run.dir}/result.json`));
   const files = record(result.files);
-  const gradingName = text(files.grading);
+  const gradingName = light ? "grading.json" : text(files.grading);
   const gradingJson = gradingName ? await reader.json<unknown>(`${run.dir}/${gradingName}`) : null;
   // Not graded, or grading.json missing or damaged: null (the renderers say so), not "no scorers".
   const grading = gradingJson && typeof gradingJson === "object" ? record(gradingJson) : null;
@@ -82,7 +86,7 @@ async function evidenceOf(
       const roomy = reader.spent.evidenceBytes < EVIDENCE_BUDGET;
       diff = await reader.head(rel, roomy ? DIFF_READ_BYTES : SMALL_DIFF_READ_BYTES);
       reader.spent.evidenceBytes += diff?.text.length ?? 0;
-    } else if (reader.spent.passingDiffBytes < PASSING_DIFF_BUDGET) {
+    } else if (passingDiffs && reader.spent.passingDiffBytes < PASSING_DIFF_BUDGET) {
       diff = await reader.head(rel, PASSING_DIFF_READ_BYTES);
       reader.spent.passingDiffBytes += diff?.text.length ?? 0;
     }
@@ -356,8 +360,12 @@ export async function viewOfRecords(
         const summary = x.summary !== undefined ? x.summary : await reader.json<Json>(summaryPath);
         const c = caseOf(row, summary && typeof summary === "object" ? record(summary) : null);
         const stable = isStablePass(c);
-        const shown = !stable || (options.evidence === "all" && !(compact && !needsReview(c)));
-        if (shown) for (const run of c.runs) run.evidence = await evidenceOf(reader, run, stable);
+        if (!stable || options.evidence === "all") {
+          // A one-line case of a compact report.html links its diffs: they are not read. Its
+          // result.json and grading.json still are: junit.xml names a passing case's failed scorers.
+          const diffs = !(compact && !needsReview(c));
+          for (const run of c.runs) run.evidence = await evidenceOf(reader, run, stable, diffs);
+        }
         return c;
       }),
     ),

@@ -87,7 +87,7 @@ describe("loadReportView", () => {
     expect(all.problems).toEqual([]);
   });
 
-  it("in a large bundle (by cases or by attempts) reads no file of a case that needs no review", async () => {
+  it("in a large bundle (by cases or by attempts) reads no diff of a case that needs no review", async () => {
     const quick = quickstartRun().out;
     const summary = JSON.parse(readFileSync(path.join(quick, "summary.json"), "utf8"));
     const rows = readFileSync(path.join(quick, "index.jsonl"), "utf8")
@@ -105,18 +105,23 @@ describe("loadReportView", () => {
     // Small: every case's evidence, as report.html shows it inline.
     const small = await evidenceOf(rows.map((row) => ({ row })));
     expect(small.pass?.diff?.text).toContain("diff --git");
-    // More cases than COMPACT_ABOVE: the passing case is one line of links, nothing of it is read.
+    expect(small.pass?.diffStat).not.toBeNull(); // from result.json
+    // More cases than COMPACT_ABOVE: the passing case is one line of links, its diff and result.json
+    // are not read (its grading.json still is, for junit.xml); the failing case keeps its diff.
     const many = Array.from({ length: Math.ceil((COMPACT_ABOVE + 1) / rows.length) }, () => rows).flat();
     const byCases = await evidenceOf(many.map((row) => ({ row })));
-    expect(byCases.pass).toBeNull();
+    expect(byCases.pass?.diff).toBeNull();
+    expect(byCases.pass?.diffStat).toBeNull(); // result.json not read either
+    expect(byCases.pass?.scorers?.map((s) => s.name)).toEqual(["unit", "small"]);
+    expect(byCases.fail?.diff).not.toBeNull(); // read (noop changed nothing: empty)
     expect(byCases.fail?.scorers?.map((s) => s.name)).toEqual(["unit", "small"]);
     // Few cases, but more attempts than COMPACT_ABOVE_ATTEMPTS in their index rows: compact too.
     const repeated = rows.map((row, i) =>
       i === 0 ? { ...row, runs: Array.from({ length: COMPACT_ABOVE_ATTEMPTS }, () => row.runs[0]) } : row,
     );
     const byAttempts = await evidenceOf(repeated.map((row) => ({ row })));
-    expect(byAttempts.pass).toBeNull();
-    expect(byAttempts.fail?.diff).not.toBeUndefined();
+    expect(byAttempts.pass?.diff).toBeNull();
+    expect(byAttempts.fail?.diff).not.toBeNull();
     expect(byAttempts.problems).toEqual([]);
   });
 
