@@ -61,7 +61,10 @@ async function walk(root: string): Promise<Walked> {
     let failed = false;
     const pump = (): void => {
       if (failed) return;
-      if (pending.length === 0 && active === 0) return resolve();
+      if (pending.length === 0 && active === 0) {
+        resolve();
+        return;
+      }
       while (active < PARALLEL && pending.length > 0) {
         active++;
         visit(pending.pop()!).then(
