@@ -176,31 +176,42 @@ async function runFloor(dir, tree, attempts) {
   return performance.now() - t;
 }
 
+/**
+ * Runs `a` and `b` (each resolving with its wall ms) PAIRS times, in alternating order (A/B, then
+ * B/A); returns each side's times and the pairs' ratios a/b.
+ */
+async function alternate(a, b) {
+  const out = { ratios: [], a: [], b: [] };
+  for (let p = 0; p < PAIRS; p++) {
+    let x;
+    let y;
+    if (p % 2 === 0) {
+      x = await a();
+      y = await b();
+    } else {
+      y = await b();
+      x = await a();
+    }
+    out.ratios.push(x / y);
+    out.a.push(x);
+    out.b.push(y);
+  }
+  return out;
+}
+
 async function suite(base, label, opts) {
   const dir = path.join(base, label.replace(/\W+/g, "-"));
   mkdirSync(dir, { recursive: true });
   writeSuite(dir, opts);
   const tree = prepareFloorTree(dir, opts.ignored);
   const attempts = opts.tests * opts.repeat;
-  const ratios = [];
-  const eg = [];
-  const fl = [];
-  for (let p = 0; p < PAIRS; p++) {
-    let e;
-    let f;
-    if (p % 2 === 0) {
-      e = await runEvalgate(dir);
-      f = await runFloor(dir, tree, attempts);
-    } else {
-      f = await runFloor(dir, tree, attempts);
-      e = await runEvalgate(dir);
-    }
+  const evalgate = async () => {
+    const e = await runEvalgate(dir);
     const bad = e.runs.filter((r) => r.status !== "passed");
     if (bad.length) throw new Error(`${label}: ${bad.length} attempts did not pass (${bad[0].status})`);
-    ratios.push(e.ms / f);
-    eg.push(e.ms);
-    fl.push(f);
-  }
+    return e.ms;
+  };
+  const { ratios, a: eg, b: fl } = await alternate(evalgate, () => runFloor(dir, tree, attempts));
   const r = median(ratios);
   console.log(
     `  ${label} (${attempts} attempts, ${PAIRS} pairs): evalgate/floor median ${r.toFixed(2)} (range ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}); evalgate ${secs(median(eg))}, floor ${secs(median(fl))} (medians)`,
@@ -293,23 +304,14 @@ async function versusAgentv(base, program) {
   writeSuite(dir, opts);
   writeAgentvSuite(dir, opts.tests, opts.repeat);
   const attempts = opts.tests * opts.repeat;
-  const ratios = [];
-  const av = [];
-  const eg = [];
-  for (let p = 0; p < PAIRS; p++) {
-    let a;
-    let e;
-    if (p % 2 === 0) {
-      a = await runAgentv(program, dir, attempts);
-      e = (await runEvalgate(dir)).ms;
-    } else {
-      e = (await runEvalgate(dir)).ms;
-      a = await runAgentv(program, dir, attempts);
-    }
-    ratios.push(a / e);
-    av.push(a);
-    eg.push(e);
-  }
+  const {
+    ratios,
+    a: av,
+    b: eg,
+  } = await alternate(
+    () => runAgentv(program, dir, attempts),
+    async () => (await runEvalgate(dir)).ms,
+  );
   const version = execFileSync(program, ["--version"], { encoding: "utf8" }).trim().split("\n").at(-1);
   console.log(
     `  AgentV ${version} / evalgate, 40 tests × 3 attempts (${PAIRS} pairs): median ${median(ratios).toFixed(2)} (range ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}); AgentV ${secs(median(av))}, evalgate ${secs(median(eg))} (medians)`,

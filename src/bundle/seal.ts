@@ -116,22 +116,11 @@ function digestOf(summary: unknown, files: Record<string, string>): string {
   return hash.digest("hex");
 }
 
-/** Files hashed between two returns to the event loop. */
-const HASH_BATCH = 256;
-
-/**
- * The sha256 of each file but summary.json. Every HASH_BATCH files it lets the event loop turn:
- * a hash's native state is freed only then, and thousands of them held at once cost tens of MB.
- */
-async function hashAll(root: string, files: readonly string[]): Promise<Record<string, string>> {
+/** The sha256 of each file but summary.json. */
+function hashAll(root: string, files: readonly string[]): Record<string, string> {
   const out: Record<string, string> = {};
   const buf = Buffer.allocUnsafe(1024 * 1024);
-  let n = 0;
-  for (const rel of files) {
-    if (rel === SUMMARY_FILE) continue;
-    out[rel] = hashFile(root, rel, buf);
-    if (++n % HASH_BATCH === 0) await new Promise<void>((resolve) => setImmediate(resolve));
-  }
+  for (const rel of files) if (rel !== SUMMARY_FILE) out[rel] = hashFile(root, rel, buf);
   return out;
 }
 
@@ -159,7 +148,7 @@ export async function sealBundle(dir: string): Promise<{ removed: string[]; summ
     (await readConfined(dir, SUMMARY_FILE, SUMMARY_CAP_BYTES)).toString("utf8"),
   ) as WireSummary;
   delete summary.seal;
-  const files = await hashAll(dir, walked.files);
+  const files = hashAll(dir, walked.files);
   const seal: WireSeal = { algorithm: "sha256", files, digest: digestOf(summary, files) };
   const sealed = { ...summary, seal };
   await writeAtomically(path.join(dir, SUMMARY_FILE), `${JSON.stringify(sealed, null, 2)}\n`);
@@ -210,7 +199,7 @@ export async function checkSeal(
   const here = new Set(present);
   const added = present.filter((f) => !Object.hasOwn(expected, f));
   const missing = Object.keys(expected).filter((f) => !here.has(f));
-  const actual = await hashAll(dir, present);
+  const actual = hashAll(dir, present);
   const changed = present.filter((f) => Object.hasOwn(expected, f) && expected[f] !== actual[f]);
   const parts: string[] = [];
   if (changed.length) parts.push(`changed: ${listed(changed)}`);

@@ -66,12 +66,13 @@ async function evidenceOf(
   parent: BundleFiles,
   run: AttemptTry,
   passingCase: boolean,
-  passingDiffs: boolean,
+  /** The case is one line of links in a compact report.html (compactReport, report/html.ts). */
+  oneLine: boolean,
 ): Promise<AttemptEvidence> {
   const reader = parent.child();
-  // A passing case shown as one line in a compact report.html: only what junit.xml names of it, its
-  // scorers (every attempt passed, so each was graded into grading.json). result.json is not read.
-  const light = passingCase && !passingDiffs;
+  // A passing one-line case: only what junit.xml names of it, its scorers (every attempt passed, so
+  // each was graded into grading.json). Its result.json and diff are not read.
+  const light = passingCase && oneLine;
   const result = light ? {} : record(await reader.json<Json>(`${run.dir}/result.json`));
   const files = record(result.files);
   const gradingName = light ? "grading.json" : text(files.grading);
@@ -86,7 +87,7 @@ async function evidenceOf(
       const roomy = reader.spent.evidenceBytes < EVIDENCE_BUDGET;
       diff = await reader.head(rel, roomy ? DIFF_READ_BYTES : SMALL_DIFF_READ_BYTES);
       reader.spent.evidenceBytes += diff?.text.length ?? 0;
-    } else if (passingDiffs && reader.spent.passingDiffBytes < PASSING_DIFF_BUDGET) {
+    } else if (!oneLine && reader.spent.passingDiffBytes < PASSING_DIFF_BUDGET) {
       diff = await reader.head(rel, PASSING_DIFF_READ_BYTES);
       reader.spent.passingDiffBytes += diff?.text.length ?? 0;
     }
@@ -361,10 +362,8 @@ export async function viewOfRecords(
         const c = caseOf(row, summary && typeof summary === "object" ? record(summary) : null);
         const stable = isStablePass(c);
         if (!stable || options.evidence === "all") {
-          // A one-line case of a compact report.html links its diffs: they are not read. Its
-          // result.json and grading.json still are: junit.xml names a passing case's failed scorers.
-          const diffs = !(compact && !needsReview(c));
-          for (const run of c.runs) run.evidence = await evidenceOf(reader, run, stable, diffs);
+          const oneLine = compact && !needsReview(c);
+          for (const run of c.runs) run.evidence = await evidenceOf(reader, run, stable, oneLine);
         }
         return c;
       }),
