@@ -2,9 +2,10 @@
  * Child processes for agents, setup and scorers: a clean environment, their own process group, a
  * timeout that kills the whole tree, and output that is logged with a size cap.
  */
+import { type ChildProcess, spawn } from "node:child_process";
+import { EventEmitter } from "node:events";
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync } from "node:fs";
 import path from "node:path";
-import { execa } from "execa";
 import { type Command, crlfShebang, findProgram } from "./commands.js";
 import { CappedLog } from "./log.js";
 import type { Redactor } from "./redact.js";
@@ -213,6 +214,38 @@ export function runnerWith(
   };
 }
 
+/**
+ * Starts the program in a session (and process group) of its own, with exactly `spec.env`. Node's
+ * `spawn` rather than execa: this is every agent's and scorer's start, and execa's layers cost about
+ * a millisecond and 100 KB of garbage per process (docs/decisions/0176). A program the system
+ * refuses at once (E2BIG, an argument holding NUL) is `failed`; ENOENT and EACCES come as "error".
+ */
+function start(
+  file: string,
+  args: string[],
+  spec: ProcessSpec,
+): { process: ChildProcess; pid?: number; failed?: string } {
+  let child: ChildProcess;
+  try {
+    child = spawn(file, args, {
+      cwd: spec.cwd,
+      env: spec.env,
+      detached: true,
+      stdio: [spec.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+      windowsHide: true,
+    });
+  } catch (error) {
+    const failed = (error as NodeJS.ErrnoException).code ?? "EINVAL";
+    return { process: new EventEmitter() as ChildProcess, failed };
+  }
+  if (spec.input !== undefined && child.stdin) {
+    // The program may exit without reading all of it: that is no error of evalgate's.
+    child.stdin.on("error", () => {});
+    child.stdin.end(spec.input);
+  }
+  return { process: child, pid: child.pid };
+}
+
 /** The real runner: child processes in their own process group. */
 export class ChildProcessRunner implements ProcessRunner {
   async run(spec: ProcessSpec): Promise<ProcessOutcome> {
@@ -223,25 +256,11 @@ export class ChildProcessRunner implements ProcessRunner {
     let stdout = "";
     let stdoutBytes = 0;
 
-    const child = execa(file, args, {
-      cwd: spec.cwd,
-      env: spec.env,
-      extendEnv: false,
-      detached: true,
-      reject: false,
-      buffer: false,
-      stripFinalNewline: false,
-      input: spec.input,
-      stdin: spec.input === undefined ? "ignore" : "pipe",
-      stdout: "pipe",
-      stderr: "pipe",
-      cleanup: false,
-      windowsHide: true,
-    });
+    const child = start(file, args, spec);
     const pgid = child.pid;
     if (pgid !== undefined) liveGroups.set(pgid, spec.stopSignal);
 
-    child.stdout?.on("data", (chunk: Buffer) => {
+    child.process.stdout?.on("data", (chunk: Buffer) => {
       log.write(chunk);
       spec.onStdout?.(chunk);
       if (spec.captureStdout && stdoutBytes < STDOUT_CAP) {
@@ -249,13 +268,21 @@ export class ChildProcessRunner implements ProcessRunner {
         stdout += chunk.toString("utf8");
       }
     });
-    child.stderr?.on("data", (chunk: Buffer) => log.write(chunk));
+    child.process.stderr?.on("data", (chunk: Buffer) => log.write(chunk));
 
     let timedOut = false;
     let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    // Set when the program could not be started (ENOENT, EACCES, E2BIG): no "exit" comes then.
+    let notStarted: string | undefined = child.failed;
     const exited = new Promise<void>((resolve) => {
-      child.once("exit", (code, signal) => {
+      if (notStarted) return resolve();
+      child.process.once("exit", (code, signal) => {
         exit = { code, signal };
+        resolve();
+      });
+      child.process.once("error", (error: NodeJS.ErrnoException) => {
+        if (exit) return;
+        notStarted = error.code ?? "EINVAL";
         resolve();
       });
     });
@@ -279,8 +306,7 @@ export class ChildProcessRunner implements ProcessRunner {
 
     // The leader's exit ends the attempt: anything it left running in its group is killed, so a
     // background child holding the output pipes cannot keep the attempt (or the runner) alive.
-    // A program that could not be started at all (E2BIG is thrown at spawn) settles the promise only.
-    await Promise.race([exited, child.catch(() => undefined)]);
+    await exited;
     clearTimeout(timer);
     if (pgid !== undefined) {
       // No /proc walk here: the leader has exited and been reaped, so whatever it started has been
@@ -291,7 +317,7 @@ export class ChildProcessRunner implements ProcessRunner {
     }
     // Output still in the pipes is read; an orphan that holds them open (a daemon outside any
     // containment) is not waited for.
-    const streams = [child.stdout, child.stderr].filter((s) => s !== null);
+    const streams = [child.process.stdout, child.process.stderr].filter((s) => s != null);
     const drained = Promise.all(
       streams.map((s) =>
         s.readableEnded || s.destroyed ? undefined : new Promise((r) => s.once("close", r)),
@@ -299,31 +325,19 @@ export class ChildProcessRunner implements ProcessRunner {
     );
     await Promise.race([drained, sleep(DRAIN_MS)]);
     for (const s of streams) s.destroy();
-    const result = await child;
     await log.close();
 
     const durationMs = Math.round(performance.now() - started);
     const outcome: ProcessOutcome = {
-      exitCode: exit ? exit.code : typeof result.exitCode === "number" ? result.exitCode : null,
-      signal: exit ? exit.signal : (result.signal ?? null),
+      exitCode: exit ? exit.code : null,
+      signal: exit ? exit.signal : null,
       timedOut,
       durationMs,
       stdout,
       tail: log.tail(),
       droppedBytes: log.droppedBytes,
     };
-    const code = (result as { code?: string }).code;
-    if (
-      !exit &&
-      result.failed &&
-      result.exitCode === undefined &&
-      !result.signal &&
-      code?.startsWith("E") &&
-      !timedOut
-    ) {
-      outcome.spawnError = spawnErrorOf(file, code, spec.cwd);
-      outcome.exitCode = null;
-    }
+    if (!exit && notStarted && !timedOut) outcome.spawnError = spawnErrorOf(file, notStarted, spec.cwd);
     return outcome;
   }
 }
