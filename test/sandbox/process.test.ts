@@ -90,6 +90,41 @@ describe("ChildProcessRunner", () => {
     expect(outcome.droppedBytes).toBeGreaterThan(280_000);
   });
 
+  it("gives the input on stdin and closes it; a program that does not read it is no error", async () => {
+    const input = "line one\nline two\n".repeat(40_000);
+    const read = await runner.run({
+      command: { argv: ["sh", "-c", "wc -c; echo done >&2"] },
+      cwd: "/tmp",
+      env: env(),
+      timeoutMs: 5000,
+      input,
+      captureStdout: true,
+    });
+    expect(read).toMatchObject({ exitCode: 0, stdout: `${Buffer.byteLength(input)}\n` });
+    expect(read.tail).toContain("done");
+    // 720 KB against a pipe of 64 KB: the writer is still writing when the program exits.
+    const unread = await runner.run({
+      command: { argv: ["true"] },
+      cwd: "/tmp",
+      env: env(),
+      timeoutMs: 5000,
+      input,
+    });
+    expect(unread).toMatchObject({ exitCode: 0, signal: null });
+    expect(unread.spawnError).toBeUndefined();
+  });
+
+  it("reports a command line the system refuses as a spawn error, not a crash", async () => {
+    const outcome = await runner.run({
+      command: { argv: ["/bin/true", ...Array(40).fill("x".repeat(100 * 1024))] },
+      cwd: "/tmp",
+      env: env(),
+      timeoutMs: 5000,
+    });
+    expect(outcome.spawnError).toMatch(/command line is longer than the system allows/);
+    expect(outcome.exitCode).toBeNull();
+  });
+
   it("reports a program that does not exist as a spawn error", async () => {
     const outcome = await runner.run({
       command: { argv: ["/nonexistent/agent"] },
