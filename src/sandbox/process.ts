@@ -3,7 +3,6 @@
  * timeout that kills the whole tree, and output that is logged with a size cap.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { EventEmitter } from "node:events";
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync } from "node:fs";
 import path from "node:path";
 import { type Command, crlfShebang, findProgram } from "./commands.js";
@@ -218,13 +217,10 @@ export function runnerWith(
  * Starts the program in a session (and process group) of its own, with exactly `spec.env`. Node's
  * `spawn` rather than execa: this is every agent's and scorer's start, and execa's layers cost about
  * a millisecond and 100 KB of garbage per process (docs/decisions/0176). A program the system
- * refuses at once (E2BIG, an argument holding NUL) is `failed`; ENOENT and EACCES come as "error".
+ * refuses at once (E2BIG, an argument holding NUL) is returned as its error code; ENOENT and EACCES
+ * come later, as the child's "error".
  */
-function start(
-  file: string,
-  args: string[],
-  spec: ProcessSpec,
-): { process: ChildProcess; pid?: number; failed?: string } {
+function start(file: string, args: string[], spec: ProcessSpec): ChildProcess | string {
   let child: ChildProcess;
   try {
     child = spawn(file, args, {
@@ -235,15 +231,14 @@ function start(
       windowsHide: true,
     });
   } catch (error) {
-    const failed = (error as NodeJS.ErrnoException).code ?? "EINVAL";
-    return { process: new EventEmitter() as ChildProcess, failed };
+    return (error as NodeJS.ErrnoException).code ?? "EINVAL";
   }
   if (spec.input !== undefined && child.stdin) {
     // The program may exit without reading all of it: that is no error of evalgate's.
     child.stdin.on("error", () => {});
     child.stdin.end(spec.input);
   }
-  return { process: child, pid: child.pid };
+  return child;
 }
 
 /** The real runner: child processes in their own process group. */
@@ -256,11 +251,12 @@ export class ChildProcessRunner implements ProcessRunner {
     let stdout = "";
     let stdoutBytes = 0;
 
-    const child = start(file, args, spec);
-    const pgid = child.pid;
+    const launched = start(file, args, spec);
+    const child = typeof launched === "string" ? undefined : launched;
+    const pgid = child?.pid;
     if (pgid !== undefined) liveGroups.set(pgid, spec.stopSignal);
 
-    child.process.stdout?.on("data", (chunk: Buffer) => {
+    child?.stdout?.on("data", (chunk: Buffer) => {
       log.write(chunk);
       spec.onStdout?.(chunk);
       if (spec.captureStdout && stdoutBytes < STDOUT_CAP) {
@@ -268,19 +264,19 @@ export class ChildProcessRunner implements ProcessRunner {
         stdout += chunk.toString("utf8");
       }
     });
-    child.process.stderr?.on("data", (chunk: Buffer) => log.write(chunk));
+    child?.stderr?.on("data", (chunk: Buffer) => log.write(chunk));
 
     let timedOut = false;
     let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
     // Set when the program could not be started (ENOENT, EACCES, E2BIG): no "exit" comes then.
-    let notStarted: string | undefined = child.failed;
+    let notStarted = typeof launched === "string" ? launched : undefined;
     const exited = new Promise<void>((resolve) => {
-      if (notStarted) return resolve();
-      child.process.once("exit", (code, signal) => {
+      if (!child) return resolve();
+      child.once("exit", (code, signal) => {
         exit = { code, signal };
         resolve();
       });
-      child.process.once("error", (error: NodeJS.ErrnoException) => {
+      child.once("error", (error: NodeJS.ErrnoException) => {
         if (exit) return;
         notStarted = error.code ?? "EINVAL";
         resolve();
@@ -317,7 +313,7 @@ export class ChildProcessRunner implements ProcessRunner {
     }
     // Output still in the pipes is read; an orphan that holds them open (a daemon outside any
     // containment) is not waited for.
-    const streams = [child.process.stdout, child.process.stderr].filter((s) => s != null);
+    const streams = [child?.stdout, child?.stderr].filter((s) => s != null);
     const drained = Promise.all(
       streams.map((s) =>
         s.readableEnded || s.destroyed ? undefined : new Promise((r) => s.once("close", r)),

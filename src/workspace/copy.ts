@@ -3,10 +3,9 @@
  * agent that edits a file in place must not change the start tree or another attempt, so no hard
  * links), as fast as the filesystem allows. See docs/decisions/0030-prepared-start-copies.md.
  */
-
-import { spawn } from "node:child_process";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { runTool } from "./tool.js";
 
 /**
  * `reflink`: the filesystem clones files copy-on-write (btrfs, XFS, ...): `cp --reflink=always`
@@ -15,28 +14,12 @@ import path from "node:path";
  */
 export type CopyMethod = "reflink" | "copy";
 
-/**
- * Runs `cp` with `args`: its exit status and what it printed on stderr. Node's `spawn`, not execa:
- * every attempt starts with a copy (docs/decisions/0176).
- */
-function cp(args: string[]): Promise<{ code: number | null; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn("cp", args, { stdio: ["ignore", "ignore", "pipe"] });
-    let stderr = "";
-    child.stderr.on("data", (c: Buffer) => {
-      if (stderr.length < 4096) stderr += c.toString("utf8");
-    });
-    child.once("error", (e) => resolve({ code: null, stderr: e.message }));
-    child.once("close", (code) => resolve({ code, stderr }));
-  });
-}
-
 /** Which copy method the filesystem of `dir` (an existing folder) supports. */
 export async function probeCopyMethod(dir: string): Promise<CopyMethod> {
   const probe = path.join(dir, ".evalgate-reflink-probe");
   await writeFile(probe, "probe\n");
   try {
-    const r = await cp(["--reflink=always", probe, `${probe}.copy`]);
+    const r = await runTool("cp", ["--reflink=always", probe, `${probe}.copy`]);
     return r.code === 0 ? "reflink" : "copy";
   } finally {
     await rm(probe, { force: true });
@@ -47,6 +30,12 @@ export async function probeCopyMethod(dir: string): Promise<CopyMethod> {
 /** Copies the folder `src` to `dest` (which must not exist), keeping modes, times and links. */
 export async function copyTree(src: string, dest: string, method: CopyMethod): Promise<void> {
   await mkdir(path.dirname(dest), { recursive: true });
-  const r = await cp(["-a", method === "reflink" ? "--reflink=always" : "--reflink=never", "--", src, dest]);
+  const r = await runTool("cp", [
+    "-a",
+    method === "reflink" ? "--reflink=always" : "--reflink=never",
+    "--",
+    src,
+    dest,
+  ]);
   if (r.code !== 0) throw new Error(`cannot copy ${src} to ${dest}: ${r.stderr.trim()}`);
 }

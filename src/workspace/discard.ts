@@ -4,30 +4,22 @@
  * 50,000-file tree several times faster than Node's recursive `rm` and never blocks the main
  * thread; the run waits for every deletion before it removes its work folder.
  */
-import { spawn } from "node:child_process";
 import { rename } from "node:fs/promises";
+import { runTool } from "./tool.js";
 
 /** Folders renamed away and waiting for the deleting child; `deleting` while one runs. */
 const queued: string[] = [];
 let deleting: Promise<void> | undefined;
 let serial = 0;
 
-function run(cmd: string, args: string[]): Promise<number | null> {
-  return new Promise((resolve) => {
-    const child = spawn(cmd, args, { stdio: "ignore" });
-    child.once("error", () => resolve(-1));
-    child.once("close", (code) => resolve(code));
-  });
-}
-
 /**
  * Deletes `dirs` (and everything in them) now, in one child process. An agent may leave folders
  * without write or search permission: those are given back to the owner and the deletion retried.
  */
 async function removeTrees(dirs: string[]): Promise<void> {
-  if ((await run("rm", ["-rf", "--", ...dirs])) === 0) return;
-  await run("chmod", ["-R", "u+rwX", "--", ...dirs]);
-  await run("rm", ["-rf", "--", ...dirs]);
+  if ((await runTool("rm", ["-rf", "--", ...dirs])).code === 0) return;
+  await runTool("chmod", ["-R", "u+rwX", "--", ...dirs]);
+  await runTool("rm", ["-rf", "--", ...dirs]);
 }
 
 /** Deletes `dir` (and everything in it) now, in a child process; locked folders are opened first. */

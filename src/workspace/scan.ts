@@ -13,10 +13,10 @@
  * diff is the same (docs/decisions/0076). Only mode bits are looked at, so this behaves the same
  * whether evalgate runs as root or not.
  */
-import { spawn } from "node:child_process";
 import { chmod, lstat, readFile, readlink } from "node:fs/promises";
 import { nulParts, under } from "./git.js";
 import type { PreparedStart } from "./start.js";
+import { runTool } from "./tool.js";
 
 /** Nested locked folders are found one level per round; past this many, the capture says so. */
 const MAX_ROUNDS = 64;
@@ -42,7 +42,7 @@ interface Found {
  * or a file its owner cannot read, B for a regular file over `maxBytes`, G for an ignore file (a G
  * entry goes on to the other tests, so a locked ignore file is reported as both).
  */
-function find(root: string, maxBytes?: number): Promise<Found> {
+async function find(root: string, maxBytes?: number): Promise<Found> {
   const args = [".", "(", "-name", ".git", "-prune", ")"];
   args.push("-o", "(", "-name", ".gitignore", "-printf", "G%P\\0", "-false", ")");
   args.push("-o", "(", "-type", "d", "!", "-perm", "-u=rx", "-printf", "L%P\\0", ")");
@@ -50,35 +50,19 @@ function find(root: string, maxBytes?: number): Promise<Found> {
   if (maxBytes !== undefined) {
     args.push("-o", "(", "-type", "f", "-size", `+${maxBytes}c`, "-printf", "B%P\\0", ")");
   }
-  return new Promise((resolve, reject) => {
-    const child = spawn("find", args, {
-      cwd: root,
-      env: { PATH: process.env.PATH ?? "" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    const out: Buffer[] = [];
-    let stderr = "";
-    child.stdout.on("data", (c: Buffer) => out.push(c));
-    child.stderr.on("data", (c: Buffer) => {
-      if (stderr.length < 4096) stderr += c.toString("utf8");
-    });
-    child.once("error", reject);
-    child.once("close", (code) => {
-      // find exits 1 when it met a folder it could not enter (not as root): that one is listed too.
-      if (code !== 0 && code !== 1) {
-        reject(new Error(`cannot look for unreadable files: ${stderr.trim() || `find exited ${code}`}`));
-        return;
-      }
-      const found: Found = { locked: [], big: [], ignoreFiles: [] };
-      for (const record of nulParts(Buffer.concat(out))) {
-        const name = record.subarray(1);
-        if (record[0] === 0x4c) found.locked.push(name);
-        else if (record[0] === 0x42) found.big.push(name);
-        else if (record[0] === 0x47) found.ignoreFiles.push(name);
-      }
-      resolve(found);
-    });
-  });
+  const r = await runTool("find", args, { cwd: root, env: { PATH: process.env.PATH ?? "" }, stdout: true });
+  // find exits 1 when it met a folder it could not enter (not as root): that one is listed too.
+  if (r.code !== 0 && r.code !== 1) {
+    throw new Error(`cannot look for unreadable files: ${r.stderr.trim() || `find exited ${r.code}`}`);
+  }
+  const found: Found = { locked: [], big: [], ignoreFiles: [] };
+  for (const record of nulParts(r.stdout)) {
+    const name = record.subarray(1);
+    if (record[0] === 0x4c) found.locked.push(name);
+    else if (record[0] === 0x42) found.big.push(name);
+    else if (record[0] === 0x47) found.ignoreFiles.push(name);
+  }
+  return found;
 }
 
 /**
