@@ -5,10 +5,13 @@
  * trivial agent (writes one file) and a trivial grader (a script that checks it), baseline
  * preparation included (a setup command's own time is left out: it is the user's, run once).
  * The floor, per attempt, two at a time: `cp -a` of the prepared tree + the same agent +
- * `git add -A && git diff --cached --binary` + the same grader + `rm -rf`.
- * Each pair runs both, in alternating order (A/B, then B/A); the figure is the median of the pairs'
- * ratios evalgate/floor with its range, because on a shared machine the spread between runs is
- * larger than the difference being measured.
+ * `git add -A && git diff --cached --binary` + the same grader + `rm -rf`. The isolated floor is the
+ * same with the agent under bubblewrap and the grader under the reaper, as evalgate runs them (run
+ * only where bubblewrap works): evalgate/floor is what a run costs, evalgate/isolated floor what it
+ * costs beyond the isolation it must pay for.
+ * Each round runs every side, in rotated order (A/B, then B/A; A/B/C, B/C/A, ...); the figure is the
+ * median of the rounds' ratios with its range, because on a shared machine the spread between runs
+ * is larger than the difference being measured.
  *
  * Suites: 40 tests × 3 attempts on a 200-file repository; a 2,000-file repository; a 50,000-file
  * ignored tree (node_modules made by setup). `BENCH_QUICK=1`: fewer pairs and attempts, 10,000
@@ -160,10 +163,51 @@ function prepareFloorTree(dir, ignored) {
   return tree;
 }
 
-/** The floor: per attempt cp -a + agent + git add -A && git diff + grader + rm -rf, two at a time. */
-async function runFloor(dir, tree, attempts) {
-  const script = (i) =>
-    `d=${dir}/floor-ws-${i}; cp -a ${tree} $d && cd $d && EVALGATE_TEST_ID=t EVALGATE_ATTEMPT=${i} ${dir}/agent.sh && git add -A && git diff --cached --binary HEAD > /dev/null && ${dir}/grade.sh; cd ${dir}; rm -rf $d`;
+const quote = (arg) => `'${arg.replaceAll("'", "'\\''")}'`;
+
+/**
+ * How the isolated floor contains its agent and grader: the agent under bubblewrap with the
+ * arguments evalgate gives a `sandbox: auto` target (writable: its workspace only), the grader under
+ * the reaper evalgate's probe picks (a PID namespace as root, else the perl subreaper). Undefined
+ * when bubblewrap cannot run here: then there is no isolated floor to compare with.
+ */
+async function isolation() {
+  const { bwrapArgs, checkBwrap } = await import("../lib/sandbox/bwrap.js");
+  const { probeReaper } = await import("../lib/sandbox/isolation.js");
+  const bwrap = await checkBwrap();
+  if (!bwrap.ok) return undefined;
+  const reaper = await probeReaper();
+  return {
+    level: `bubblewrap for the agent, ${reaper.level} for the grader`,
+    agent: (ws, program) =>
+      [
+        bwrap.program,
+        ...bwrapArgs(
+          { command: { argv: [program] }, cwd: ws, env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } },
+          { kind: "auto", network: false, readOnly: [] },
+          [ws],
+        ),
+        "--",
+        program,
+      ]
+        .map(quote)
+        .join(" "),
+    grader: (program) => reaper.wrap([program]).map(quote).join(" "),
+  };
+}
+
+/**
+ * The floor: per attempt cp -a + agent + git add -A && git diff + grader + rm -rf, two at a time.
+ * With `contain` (from `isolation`), the agent and the grader run contained as evalgate's do: the
+ * isolated floor, which tells what evalgate costs beyond the isolation it must pay for.
+ */
+async function runFloor(dir, tree, attempts, contain) {
+  const script = (i) => {
+    const d = `${dir}/floor-ws-${i}`;
+    const agent = contain ? contain.agent(d, `${dir}/agent.sh`) : `${dir}/agent.sh`;
+    const grader = contain ? contain.grader(`${dir}/grade.sh`) : `${dir}/grade.sh`;
+    return `d=${d}; cp -a ${tree} $d && cd $d && EVALGATE_TEST_ID=t EVALGATE_ATTEMPT=${i} ${agent} && git add -A && git diff --cached --binary HEAD > /dev/null && ${grader}; cd ${dir}; rm -rf $d`;
+  };
   const t = performance.now();
   let next = 0;
   const worker = async () => {
@@ -177,26 +221,27 @@ async function runFloor(dir, tree, attempts) {
 }
 
 /**
- * Runs `a` and `b` (each resolving with its wall ms) PAIRS times, in alternating order (A/B, then
- * B/A); returns each side's times and the pairs' ratios a/b.
+ * Runs each of `sides` (each resolving with its wall ms) PAIRS times, the order rotated every
+ * round (A/B, then B/A; with three, A/B/C, B/C/A, C/A/B); returns each side's times by round.
  */
-async function alternate(a, b) {
-  const out = { ratios: [], a: [], b: [] };
+async function alternate(...sides) {
+  const times = sides.map(() => []);
   for (let p = 0; p < PAIRS; p++) {
-    let x;
-    let y;
-    if (p % 2 === 0) {
-      x = await a();
-      y = await b();
-    } else {
-      y = await b();
-      x = await a();
+    for (let k = 0; k < sides.length; k++) {
+      const i = (p + k) % sides.length;
+      times[i].push(await sides[i]());
     }
-    out.ratios.push(x / y);
-    out.a.push(x);
-    out.b.push(y);
   }
-  return out;
+  return times;
+}
+
+/** The rounds' ratios `a[i] / b[i]`, printed as their median and range. */
+function ratioOf(a, b) {
+  const ratios = a.map((x, i) => x / b[i]);
+  return {
+    median: median(ratios),
+    text: `${median(ratios).toFixed(2)} (range ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`,
+  };
 }
 
 async function suite(base, label, opts) {
@@ -211,13 +256,21 @@ async function suite(base, label, opts) {
     if (bad.length) throw new Error(`${label}: ${bad.length} attempts did not pass (${bad[0].status})`);
     return e.ms;
   };
-  const { ratios, a: eg, b: fl } = await alternate(evalgate, () => runFloor(dir, tree, attempts));
-  const r = median(ratios);
+  const contain = await isolation();
+  const sides = [evalgate, () => runFloor(dir, tree, attempts)];
+  if (contain) sides.push(() => runFloor(dir, tree, attempts, contain));
+  const [eg, fl, iso] = await alternate(...sides);
+  const r = ratioOf(eg, fl);
   console.log(
-    `  ${label} (${attempts} attempts, ${PAIRS} pairs): evalgate/floor median ${r.toFixed(2)} (range ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}); evalgate ${secs(median(eg))}, floor ${secs(median(fl))} (medians)`,
+    `  ${label} (${attempts} attempts, ${PAIRS} rounds): evalgate/floor median ${r.text}; evalgate ${secs(median(eg))}, floor ${secs(median(fl))} (medians)`,
+  );
+  console.log(
+    iso
+      ? `    evalgate/isolated floor (${contain.level}) median ${ratioOf(eg, iso).text}; isolated floor ${secs(median(iso))}`
+      : "    isolated floor: not run (bubblewrap cannot run here)",
   );
   rmSync(dir, { recursive: true, force: true });
-  return r;
+  return r.median;
 }
 
 /**
@@ -304,17 +357,13 @@ async function versusAgentv(base, program) {
   writeSuite(dir, opts);
   writeAgentvSuite(dir, opts.tests, opts.repeat);
   const attempts = opts.tests * opts.repeat;
-  const {
-    ratios,
-    a: av,
-    b: eg,
-  } = await alternate(
+  const [av, eg] = await alternate(
     () => runAgentv(program, dir, attempts),
     async () => (await runEvalgate(dir)).ms,
   );
   const version = execFileSync(program, ["--version"], { encoding: "utf8" }).trim().split("\n").at(-1);
   console.log(
-    `  AgentV ${version} / evalgate, 40 tests × 3 attempts (${PAIRS} pairs): median ${median(ratios).toFixed(2)} (range ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}); AgentV ${secs(median(av))}, evalgate ${secs(median(eg))} (medians)`,
+    `  AgentV ${version} / evalgate, 40 tests × 3 attempts (${PAIRS} pairs): median ${ratioOf(av, eg).text}; AgentV ${secs(median(av))}, evalgate ${secs(median(eg))} (medians)`,
   );
   rmSync(dir, { recursive: true, force: true });
 }

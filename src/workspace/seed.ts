@@ -3,8 +3,8 @@
  * folder as a git repository (path: copied; git: fetched at its ref; archive: checked, then
  * unpacked; empty: nothing).
  */
-import { cp, mkdir } from "node:fs/promises";
-import path from "node:path";
+import { mkdir } from "node:fs/promises";
+import { execa } from "execa";
 import type { SeedSpec } from "../config/types.js";
 import { ArchiveRefused, SKIPPED_SEED_FOLDERS, unpackArchive } from "./archive.js";
 import { WorkspaceError } from "./errors.js";
@@ -20,14 +20,26 @@ export function describeSeed(seed: SeedSpec): string {
   return "empty repository";
 }
 
-/** Copies a folder seed, leaving out version-control and evalgate folders. */
+/**
+ * Copies a folder seed, leaving out version-control and evalgate folders (at any depth): one `tar`
+ * writing, one reading, as the copy keeps links as links, modes and times, and makes each hard link
+ * a file of its own (docs/decisions/0178; Node's `fs.cp` took 1.2 s for 2,000 files, the pipe 40 ms).
+ */
 async function copyFolder(from: string, to: string): Promise<void> {
-  await cp(from, to, {
-    recursive: true,
-    verbatimSymlinks: true,
-    preserveTimestamps: true,
-    filter: (src) => !SKIPPED_SEED_FOLDERS.includes(path.basename(src)),
-  });
+  await mkdir(to, { recursive: true });
+  const exclude = SKIPPED_SEED_FOLDERS.map((name) => `--exclude=${name}`);
+  const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", LC_ALL: "C" };
+  const opts = { env, extendEnv: false, stdin: "ignore" as const };
+  const writer = execa("tar", ["-C", from, "-cf", "-", "--hard-dereference", ...exclude, "."], opts);
+  const reader = writer.pipe("tar", ["-C", to, "-xpf", "-", "--no-same-owner"], { env, extendEnv: false });
+  // The writer's failure first: when it cannot read the seed, the reader only sees a short archive.
+  const [wrote, read] = await Promise.allSettled([writer, reader]);
+  const failed = wrote.status === "rejected" ? wrote : read.status === "rejected" ? read : undefined;
+  if (!failed) return;
+  const e = failed.reason as { stderr?: unknown; shortMessage?: string; message: string };
+  const why =
+    typeof e.stderr === "string" && e.stderr.trim() ? e.stderr.trim() : (e.shortMessage ?? e.message);
+  throw new Error(why.split("\n").slice(0, 3).join(" / "));
 }
 
 /** Materializes `seed` into `dir` (which must not exist yet) as a git repository. */

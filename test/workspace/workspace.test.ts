@@ -158,6 +158,60 @@ describe("prepared start and attempt workspaces", () => {
     expect(readFileSync(err.setupLog, "utf8")).toContain("installing");
   });
 
+  describe("folder seeds", () => {
+    it("copies the folder as it is (links as links, modes, times, odd names), without .git or .evalgate at any depth, hard links as files of their own", async () => {
+      const seed = tempDir();
+      writeFiles(seed, {
+        "run.sh": "#!/bin/sh\n",
+        "src/a.txt": "a\n",
+        "src/.git/config": "nested repository\n",
+        "src/.evalgate/results/x": "old bundle\n",
+        ".git/HEAD": "ref: refs/heads/main\n",
+        "lib/.git": "gitdir: ../.git/modules/lib\n",
+        "lib/b.txt": "b\n",
+        "space name/new\nline.txt": "odd\n",
+      });
+      chmodSync(path.join(seed, "run.sh"), 0o755);
+      symlinkSync("src/a.txt", path.join(seed, "link"));
+      symlinkSync("/etc/hostname", path.join(seed, "outside"));
+      sh("ln src/a.txt hard.txt && touch -d 2001-02-03T04:05:06Z src/a.txt", seed);
+      const store = new StartStore(tempDir(), runner);
+      const b = await store.prepare(spec({ kind: "path", path: seed }), 60_000);
+      const files = sh("git ls-files -z", b.dir).split("\0").filter(Boolean).sort();
+      expect(files).toEqual(
+        [
+          "hard.txt",
+          "lib/b.txt",
+          "link",
+          "outside",
+          "run.sh",
+          "space name/new\nline.txt",
+          "src/a.txt",
+        ].sort(),
+      );
+      for (const gone of ["src/.git", "src/.evalgate", "lib/.git"])
+        expect(existsSync(path.join(b.dir, gone))).toBe(false);
+      expect(statSync(path.join(b.dir, "run.sh")).mode & 0o777).toBe(0o755);
+      expect(statSync(path.join(b.dir, "src/a.txt")).mtime.toISOString()).toBe("2001-02-03T04:05:06.000Z");
+      expect(sh("readlink link outside", b.dir)).toBe("src/a.txt\n/etc/hostname\n");
+      // The copy's hard link is a file of its own: writing one name leaves the other as it was.
+      expect(statSync(path.join(b.dir, "hard.txt")).nlink).toBe(1);
+      writeFileSync(path.join(b.dir, "hard.txt"), "changed\n");
+      expect(readFileSync(path.join(b.dir, "src/a.txt"), "utf8")).toBe("a\n");
+      expect(readFileSync(path.join(seed, "src/a.txt"), "utf8")).toBe("a\n");
+    });
+
+    it("reports a seed folder that cannot be copied, naming it and the reason", async () => {
+      const seed = path.join(tempDir(), "file-not-folder");
+      writeFileSync(seed, "x\n");
+      const store = new StartStore(tempDir(), runner);
+      const err = await store.prepare(spec({ kind: "path", path: seed }), 60_000).catch((e) => e);
+      expect(err).toBeInstanceOf(WorkspaceError);
+      expect(err.failure).toBe("seed");
+      expect(err.message).toMatch(new RegExp(`^cannot copy ${seed}: tar: .*Not a directory`));
+    });
+  });
+
   describe("git seeds", () => {
     const repo = gitRepo({ "README.md": "v1\n" });
     sh(
