@@ -10,6 +10,7 @@ import { ArchiveRefused, SKIPPED_SEED_FOLDERS, unpackArchive } from "./archive.j
 import { WorkspaceError } from "./errors.js";
 import { git } from "./git.js";
 import { fetchGitSeed } from "./git-seed.js";
+import { runTool } from "./tool.js";
 
 export function describeSeed(seed: SeedSpec): string {
   if (seed.kind === "path") return `folder ${seed.path}`;
@@ -23,7 +24,8 @@ export function describeSeed(seed: SeedSpec): string {
 /**
  * Copies a folder seed, leaving out version-control and evalgate folders (at any depth): one `tar`
  * writing, one reading, as the copy keeps links as links, modes and times, and makes each hard link
- * a file of its own (docs/decisions/0178; Node's `fs.cp` took 1.2 s for 2,000 files, the pipe 40 ms).
+ * a file of its own; special files (FIFOs, sockets, devices) are left out (docs/decisions/0178;
+ * Node's `fs.cp` took 1.2 s for 2,000 files, the pipe 40 ms).
  */
 async function copyFolder(from: string, to: string): Promise<void> {
   await mkdir(to, { recursive: true });
@@ -35,11 +37,17 @@ async function copyFolder(from: string, to: string): Promise<void> {
   // The writer's failure first: when it cannot read the seed, the reader only sees a short archive.
   const [wrote, read] = await Promise.allSettled([writer, reader]);
   const failed = wrote.status === "rejected" ? wrote : read.status === "rejected" ? read : undefined;
-  if (!failed) return;
-  const e = failed.reason as { stderr?: unknown; shortMessage?: string; message: string };
-  const why =
-    typeof e.stderr === "string" && e.stderr.trim() ? e.stderr.trim() : (e.shortMessage ?? e.message);
-  throw new Error(why.split("\n").slice(0, 3).join(" / "));
+  if (failed) {
+    const e = failed.reason as { stderr?: unknown; shortMessage?: string; message: string };
+    const why =
+      typeof e.stderr === "string" && e.stderr.trim() ? e.stderr.trim() : (e.shortMessage ?? e.message);
+    throw new Error(why.split("\n").slice(0, 3).join(" / "));
+  }
+  // FIFOs and devices hold nothing git can commit, and a device would be the agent's to open: left
+  // out, as tar leaves out sockets.
+  const special = ["(", "-type", "p", "-o", "-type", "b", "-o", "-type", "c", ")", "-delete"];
+  const r = await runTool("find", [to, "-mindepth", "1", ...special], { env });
+  if (r.code !== 0) throw new Error(`cannot leave out special files: ${r.stderr.trim()}`);
 }
 
 /** Materializes `seed` into `dir` (which must not exist yet) as a git repository. */

@@ -62,7 +62,9 @@ export function startKey(ws: WorkspaceSpec, setupTimeoutMs: number): string {
  * once more and so hash every file a second time right after `git add` did (racily clean entries).
  */
 async function commitEverything(dir: string): Promise<string> {
-  await git(["add", "-A"], { cwd: dir });
+  // Every file goes straight into one pack as it is added (git's bulk check-in for "big" files),
+  // not into thousands of loose objects that the repack below would then read and pack again.
+  await git(["-c", "core.bigFileThreshold=1", "add", "-A"], { cwd: dir });
   const tree = (await git(["write-tree"], { cwd: dir })).trim();
   const parent = await git(["rev-parse", "-q", "--verify", "HEAD^{commit}"], { cwd: dir }).then(
     (out) => out.trim(),
@@ -138,7 +140,8 @@ export class StartStore {
     const setupDurationMs = Math.round(performance.now() - started);
     const sha = await commitEverything(dir);
     // Every attempt copies this .git: one pack instead of thousands of loose objects makes the
-    // copy a handful of files (see docs/decisions/0030-prepared-start-copies.md).
+    // copy a handful of files (see docs/decisions/0030-prepared-start-copies.md). The files are
+    // packed already; this packs the trees and the commit (and what a git seed's checkout left).
     await git(["repack", "-d", "-q"], { cwd: dir });
     await writeFile(path.join(root, "sha"), sha);
     const copyMethod = await probeCopyMethod(root);

@@ -13,6 +13,7 @@ import {
   writeFileSync,
   writeSync,
 } from "node:fs";
+import { createServer } from "node:net";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { WorkspaceSpec } from "../../src/config/types.js";
@@ -159,7 +160,7 @@ describe("prepared start and attempt workspaces", () => {
   });
 
   describe("folder seeds", () => {
-    it("copies the folder as it is (links as links, modes, times, odd names), without .git or .evalgate at any depth, hard links as files of their own", async () => {
+    it("copies the folder as it is (links as links, modes, times, odd names), without .git or .evalgate at any depth or special files, hard links as files of their own", async () => {
       const seed = tempDir();
       writeFiles(seed, {
         "run.sh": "#!/bin/sh\n",
@@ -174,9 +175,16 @@ describe("prepared start and attempt workspaces", () => {
       chmodSync(path.join(seed, "run.sh"), 0o755);
       symlinkSync("src/a.txt", path.join(seed, "link"));
       symlinkSync("/etc/hostname", path.join(seed, "outside"));
-      sh("ln src/a.txt hard.txt && touch -d 2001-02-03T04:05:06Z src/a.txt", seed);
+      sh("ln src/a.txt hard.txt && touch -d 2001-02-03T04:05:06Z src/a.txt && mkfifo src/fifo", seed);
+      // Special files are left out: a socket (a dev server's, left behind), a FIFO, a device (as root).
+      const server = createServer();
+      await new Promise<void>((resolve) => server.listen(path.join(seed, "dev.sock"), resolve));
+      if (process.getuid?.() === 0) sh("mknod zero c 1 5", seed);
       const store = new StartStore(tempDir(), runner);
-      const b = await store.prepare(spec({ kind: "path", path: seed }), 60_000);
+      const b = await store.prepare(spec({ kind: "path", path: seed }), 60_000).finally(() => server.close());
+      for (const gone of ["src/fifo", "dev.sock", "zero"]) {
+        expect(existsSync(path.join(b.dir, gone)), gone).toBe(false);
+      }
       const files = sh("git ls-files -z", b.dir).split("\0").filter(Boolean).sort();
       expect(files).toEqual(
         [
@@ -199,6 +207,26 @@ describe("prepared start and attempt workspaces", () => {
       writeFileSync(path.join(b.dir, "hard.txt"), "changed\n");
       expect(readFileSync(path.join(b.dir, "src/a.txt"), "utf8")).toBe("a\n");
       expect(readFileSync(path.join(seed, "src/a.txt"), "utf8")).toBe("a\n");
+    });
+
+    it("packs the start commit whole: no loose object in the .git every attempt copies, and git finds nothing wrong", async () => {
+      const seed = tempDir();
+      const files: Record<string, string> = {};
+      for (let i = 0; i < 300; i++) files[`src/m${i % 7}/f${i}.txt`] = `file ${i}\n`.repeat(1 + (i % 5));
+      writeFiles(seed, files);
+      const store = new StartStore(tempDir(), runner);
+      const b = await store.prepare(spec({ kind: "path", path: seed }), 60_000);
+      const counts = Object.fromEntries(
+        sh("git count-objects -v", b.dir)
+          .trim()
+          .split("\n")
+          .map((l) => l.split(": ")),
+      );
+      expect(counts.count, sh("git count-objects -v", b.dir)).toBe("0");
+      expect(Number(counts["in-pack"])).toBeGreaterThanOrEqual(300);
+      sh("git fsck --strict --no-dangling", b.dir);
+      expect(sh("git ls-files", b.dir).trim().split("\n")).toHaveLength(300);
+      expect(sh("git diff --stat HEAD", b.dir)).toBe("");
     });
 
     it("reports a seed folder that cannot be copied, naming it and the reason", async () => {
