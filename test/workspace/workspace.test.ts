@@ -171,6 +171,10 @@ describe("prepared start and attempt workspaces", () => {
         "lib/.git": "gitdir: ../.git/modules/lib\n",
         "lib/b.txt": "b\n",
         "space name/new\nline.txt": "odd\n",
+        // Only names that are exactly .git or .evalgate are left out.
+        ".github/workflows/ci.yml": "on: push\n",
+        "x.git/f": "kept\n",
+        ".gitignore": "*.log\n",
       });
       chmodSync(path.join(seed, "run.sh"), 0o755);
       symlinkSync("src/a.txt", path.join(seed, "link"));
@@ -188,6 +192,9 @@ describe("prepared start and attempt workspaces", () => {
       const files = sh("git ls-files -z", b.dir).split("\0").filter(Boolean).sort();
       expect(files).toEqual(
         [
+          ".github/workflows/ci.yml",
+          ".gitignore",
+          "x.git/f",
           "hard.txt",
           "lib/b.txt",
           "link",
