@@ -163,8 +163,6 @@ function prepareFloorTree(dir, ignored) {
   return tree;
 }
 
-const quote = (arg) => `'${arg.replaceAll("'", "'\\''")}'`;
-
 /**
  * How the isolated floor contains its agent and grader: the agent under bubblewrap with the
  * arguments evalgate gives a `sandbox: auto` target (writable: its workspace only), the grader under
@@ -174,6 +172,7 @@ const quote = (arg) => `'${arg.replaceAll("'", "'\\''")}'`;
 async function isolation() {
   const { bwrapArgs, checkBwrap } = await import("../lib/sandbox/bwrap.js");
   const { probeReaper } = await import("../lib/sandbox/isolation.js");
+  const { shellQuote } = await import("../lib/sandbox/commands.js");
   const bwrap = await checkBwrap();
   if (!bwrap.ok) return undefined;
   const reaper = await probeReaper();
@@ -190,9 +189,9 @@ async function isolation() {
         "--",
         program,
       ]
-        .map(quote)
+        .map(shellQuote)
         .join(" "),
-    grader: (program) => reaper.wrap([program]).map(quote).join(" "),
+    grader: (program) => reaper.wrap([program]).map(shellQuote).join(" "),
   };
 }
 
@@ -244,7 +243,8 @@ function ratioOf(a, b) {
   };
 }
 
-async function suite(base, label, opts) {
+/** One suite: evalgate, the floor and (with `contain`, from `isolation`) the isolated floor. */
+async function suite(base, label, opts, contain) {
   const dir = path.join(base, label.replace(/\W+/g, "-"));
   mkdirSync(dir, { recursive: true });
   writeSuite(dir, opts);
@@ -256,7 +256,6 @@ async function suite(base, label, opts) {
     if (bad.length) throw new Error(`${label}: ${bad.length} attempts did not pass (${bad[0].status})`);
     return e.ms;
   };
-  const contain = await isolation();
   const sides = [evalgate, () => runFloor(dir, tree, attempts)];
   if (contain) sides.push(() => runFloor(dir, tree, attempts, contain));
   const [eg, fl, iso] = await alternate(...sides);
@@ -376,18 +375,30 @@ export async function paired() {
       `paired (${os.cpus().length} CPUs, load ${load.toFixed(1)}, ${QUICK ? "quick mode" : "full"}; folder ${base})`,
     );
     const only = (process.env.BENCH_SUITES ?? "small,large,ignored,agentv").split(",");
+    // Probed once: the isolated floor of every suite contains its processes the same way.
+    const contain = await isolation();
     if (only.includes("small"))
-      await suite(base, "40 tests × 3 attempts, 200-file repository", { files: 200, tests: 40, repeat: 3 });
+      await suite(
+        base,
+        "40 tests × 3 attempts, 200-file repository",
+        { files: 200, tests: 40, repeat: 3 },
+        contain,
+      );
     if (only.includes("large"))
-      await suite(base, "2,000-file repository", { files: 2000, tests: QUICK ? 5 : 10, repeat: 4 });
+      await suite(base, "2,000-file repository", { files: 2000, tests: QUICK ? 5 : 10, repeat: 4 }, contain);
     const ignored = Number(process.env.BENCH_IGNORED ?? (QUICK ? 10_000 : 50_000));
     if (only.includes("ignored"))
-      await suite(base, `${ignored.toLocaleString("en")}-file ignored tree (node_modules by setup)`, {
-        files: 50,
-        tests: QUICK ? 2 : 4,
-        repeat: 2,
-        ignored,
-      });
+      await suite(
+        base,
+        `${ignored.toLocaleString("en")}-file ignored tree (node_modules by setup)`,
+        {
+          files: 50,
+          tests: QUICK ? 2 : 4,
+          repeat: 2,
+          ignored,
+        },
+        contain,
+      );
     const agentv = agentvProgram();
     if (agentv && only.includes("agentv")) await versusAgentv(base, agentv);
     else if (!agentv)

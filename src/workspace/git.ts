@@ -19,7 +19,8 @@ export class GitError extends Error {
   }
 }
 
-function firstLines(text: string): string {
+/** The first three non-empty lines of `text`, trimmed and joined: a program's error in one line. */
+export function firstLines(text: string): string {
   return text
     .split("\n")
     .map((l) => l.trim())

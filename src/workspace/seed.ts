@@ -8,7 +8,7 @@ import { execa } from "execa";
 import type { SeedSpec } from "../config/types.js";
 import { ArchiveRefused, SKIPPED_SEED_FOLDERS, unpackArchive } from "./archive.js";
 import { WorkspaceError } from "./errors.js";
-import { git } from "./git.js";
+import { firstLines, git } from "./git.js";
 import { fetchGitSeed } from "./git-seed.js";
 import { runTool } from "./tool.js";
 
@@ -31,18 +31,15 @@ async function copyFolder(from: string, to: string): Promise<void> {
   await mkdir(to, { recursive: true });
   const exclude = SKIPPED_SEED_FOLDERS.map((name) => `--exclude=${name}`);
   const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", LC_ALL: "C" };
-  const opts = { env, extendEnv: false, stdin: "ignore" as const };
-  const writer = execa("tar", ["-C", from, "-cf", "-", "--hard-dereference", ...exclude, "."], opts);
-  const reader = writer.pipe("tar", ["-C", to, "-xpf", "-", "--no-same-owner"], { env, extendEnv: false });
+  const opts = { env, extendEnv: false, reject: false } as const;
+  const writer = execa("tar", ["-C", from, "-cf", "-", "--hard-dereference", ...exclude, "."], {
+    ...opts,
+    stdin: "ignore",
+  });
+  const reader = writer.pipe("tar", ["-C", to, "-xpf", "-", "--no-same-owner"], opts);
   // The writer's failure first: when it cannot read the seed, the reader only sees a short archive.
-  const [wrote, read] = await Promise.allSettled([writer, reader]);
-  const failed = wrote.status === "rejected" ? wrote : read.status === "rejected" ? read : undefined;
-  if (failed) {
-    const e = failed.reason as { stderr?: unknown; shortMessage?: string; message: string };
-    const why =
-      typeof e.stderr === "string" && e.stderr.trim() ? e.stderr.trim() : (e.shortMessage ?? e.message);
-    throw new Error(why.split("\n").slice(0, 3).join(" / "));
-  }
+  const failed = (await Promise.all([writer, reader])).find((r) => r.failed);
+  if (failed) throw new Error(firstLines(String(failed.stderr || failed.shortMessage)));
   // FIFOs and devices hold nothing git can commit, and a device would be the agent's to open: left
   // out, as tar leaves out sockets.
   const special = ["(", "-type", "p", "-o", "-type", "b", "-o", "-type", "c", ")", "-delete"];
