@@ -14,18 +14,19 @@ const CACHE = path.join(ROOT, "node_modules/.cache");
 
 /**
  * The agent CLIs as users install them today (npm view <package> version, November 2026). Claude
- * Code 2.1.x is a native binary inside the package (~380 MB installed); Codex is a native binary
- * too (~400 MB with its platform package); Gemini CLI is JavaScript (~100 MB).
+ * Code 2.1.x is a native binary inside the package (384 MB installed); Codex is a native binary
+ * too (404 MB with its platform package); Gemini CLI is JavaScript (100 MB). `mb` is what each took
+ * in node_modules/.cache/ on 2026-11-27, for the notice of test/global-setup.ts.
  */
 export const AGENTS = {
   "claude-code": {
     pkg: "@anthropic-ai/claude-code",
     version: "2.1.332",
     bin: "claude",
-    mb: 380,
+    mb: 384,
     test: "claude-code-real",
   },
-  codex: { pkg: "@openai/codex", version: "0.169.0", bin: "codex", mb: 400, test: "codex-real" },
+  codex: { pkg: "@openai/codex", version: "0.169.0", bin: "codex", mb: 404, test: "codex-real" },
   "gemini-cli": { pkg: "@google/gemini-cli", version: "0.61.0", bin: "gemini", mb: 100, test: "gemini-real" },
 } as const;
 export type AgentName = keyof typeof AGENTS;

@@ -9,12 +9,22 @@
 import { spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { parse, stringify } from "yaml";
 import { parseCommand } from "../../src/github/commands.js";
 import { parseQuarantine } from "../../src/github/quarantine.js";
 import { type Block, blocks, pages, read, section, showsOutput, where } from "../doc-blocks.js";
-import { CLI, gitRepo, quickstartRun, ROOT, runCli, sh, tempDir, writeFiles } from "../helpers.js";
+import {
+  CLI,
+  gitRepo,
+  quickstartRun,
+  ROOT,
+  runCli,
+  runCliAsync,
+  sh,
+  tempDir,
+  writeFiles,
+} from "../helpers.js";
 
 const ALL = pages().flatMap((p) => blocks(p));
 const of = (lang: string, kind: string) => ALL.filter((b) => b.lang === lang && b.kind === kind);
@@ -148,7 +158,7 @@ describe("eval-file examples", () => {
     expect(named).toBe("");
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(new RegExp(`^ok: ${written.size} eval files`, "m"));
-  });
+  }, 180_000);
 });
 
 const VALIDATOR = path.join(ROOT, "node_modules", "@action-validator", "cli", "cli.mjs");
@@ -185,7 +195,7 @@ describe("workflow examples", () => {
         expect(b.text, `${where(b)} shows ${file} as committed`).toBe(readFileSync(file, "utf8"));
       }
     },
-    60_000,
+    180_000,
   );
 
   it.each(of("yaml", "workflow-edit").map((b) => [where(b), b] as const))(
@@ -209,7 +219,7 @@ describe("workflow examples", () => {
       ).jobs.evals!.steps.find((s) => s.uses?.startsWith("actions/checkout@"));
       expect(checkout?.with).toMatchObject(parse(added.join("\n").replace(/^\s+/gm, "")) as object);
     },
-    60_000,
+    180_000,
   );
 });
 
@@ -237,51 +247,54 @@ describe("the action's files and comments", () => {
 });
 
 describe("the SWE-bench specs example", () => {
-  it.each(
-    of("yaml", "swe-bench-specs").map((b) => [where(b), b] as const),
-  )("%s imports an instance of each repository it names", (_, b) => {
-    const specs = parse(b.text) as Record<string, { setup: string; test: string }>;
-    const dir = tempDir();
-    writeFiles(dir, { "specs.yaml": b.text });
-    const instances = Object.keys(specs).map((repo, i) => ({
-      instance_id: `${repo.replace("/", "__")}-${i + 1}`,
-      repo,
-      base_commit: "0123456789abcdef0123456789abcdef01234567",
-      problem_statement: "Something is wrong.",
-      patch: "diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n",
-      test_patch: "diff --git a/t.py b/t.py\n--- a/t.py\n+++ b/t.py\n@@ -1 +1 @@\n-a\n+b\n",
-      FAIL_TO_PASS: ["t.py::test_x"],
-      PASS_TO_PASS: [],
-    }));
-    writeFiles(dir, { "tasks.jsonl": `${instances.map((i) => JSON.stringify(i)).join("\n")}\n` });
-    const r = runCli(["import", "swe-bench", "tasks.jsonl", "--specs", "specs.yaml", "--out", "out"], dir);
-    expect(r.stderr).toBe("");
-    expect(r.code).toBe(0);
-    const written = readFileSync(path.join(dir, "out/swe-bench.eval.yaml"), "utf8");
-    for (const spec of Object.values(specs)) {
-      expect(written).toContain(spec.setup);
-      expect(written).toContain(spec.test);
-    }
-  });
+  it.each(of("yaml", "swe-bench-specs").map((b) => [where(b), b] as const))(
+    "%s imports an instance of each repository it names",
+    (_, b) => {
+      const specs = parse(b.text) as Record<string, { setup: string; test: string }>;
+      const dir = tempDir();
+      writeFiles(dir, { "specs.yaml": b.text });
+      const instances = Object.keys(specs).map((repo, i) => ({
+        instance_id: `${repo.replace("/", "__")}-${i + 1}`,
+        repo,
+        base_commit: "0123456789abcdef0123456789abcdef01234567",
+        problem_statement: "Something is wrong.",
+        patch: "diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n",
+        test_patch: "diff --git a/t.py b/t.py\n--- a/t.py\n+++ b/t.py\n@@ -1 +1 @@\n-a\n+b\n",
+        FAIL_TO_PASS: ["t.py::test_x"],
+        PASS_TO_PASS: [],
+      }));
+      writeFiles(dir, { "tasks.jsonl": `${instances.map((i) => JSON.stringify(i)).join("\n")}\n` });
+      const r = runCli(["import", "swe-bench", "tasks.jsonl", "--specs", "specs.yaml", "--out", "out"], dir);
+      expect(r.stderr).toBe("");
+      expect(r.code).toBe(0);
+      const written = readFileSync(path.join(dir, "out/swe-bench.eval.yaml"), "utf8");
+      for (const spec of Object.values(specs)) {
+        expect(written).toContain(spec.setup);
+        expect(written).toContain(spec.test);
+      }
+    },
+    180_000,
+  );
 });
 
-/** `evalgate <command>`'s flags, from its --help. */
-const helpFlags = new Map<string, Set<string>>();
-function flagsOf(command: string): Set<string> {
-  let flags = helpFlags.get(command);
-  if (!flags) {
-    const help = runCli([command, "--help"], ROOT).stdout;
-    flags = flagsIn(help.slice(help.indexOf("Options:")));
-    helpFlags.set(command, flags);
-  }
-  return flags;
-}
 const flagsIn = (text: string) => new Set([...text.matchAll(/--[a-z][a-z-]*/g)].map((m) => m[0]));
 
 describe("command lines", () => {
   const COMMANDS = [...runCli(["--help"], ROOT).stdout.matchAll(/^ {2}(\w+) \[options\]/gm)].map(
     (m) => m[1]!,
   );
+  /** Each command's flags, from its --help (read once, in parallel: seven CLI starts). */
+  const helpFlags = new Map<string, Set<string>>();
+  const flagsOf = (command: string) => helpFlags.get(command) ?? new Set<string>();
+  beforeAll(async () => {
+    await Promise.all(
+      COMMANDS.map(async (command) => {
+        const help = (await runCliAsync([command, "--help"], ROOT)).stdout;
+        helpFlags.set(command, flagsIn(help.slice(help.indexOf("Options:"))));
+      }),
+    );
+    expect([...helpFlags.values()].every((f) => f.has("--help"))).toBe(true);
+  }, 180_000);
 
   it("the synopsis in docs/cli.md names every command, and every flag of each, and no other", () => {
     const [synopsis] = of("text", "synopsis");
@@ -367,7 +380,7 @@ describe("console examples", () => {
     const run = quickstartRun().result;
     const seen = showsOutput(demo!.text, run.stdout);
     expect(seen.missing, `--- npm run demo printed:\n${run.stdout}`).toBeUndefined();
-  });
+  }, 300_000);
 });
 
 describe("JSON examples", () => {

@@ -168,6 +168,8 @@ describe("the README's walkthrough, on an npm package with evalgate's tarball", 
     sh(`git clone -q --depth 1 file://${origin} ${JSON.stringify(shallow)}`, ROOT);
     const inShallow = shell(`node ${JSON.stringify(evalgate)} validate --solvable evals/`, shallow);
     expect(inShallow.out).toContain(`ref "${start}" was not found`);
+    expect(inShallow.out).toContain("is a shallow clone, with only its latest commits");
+    expect(inShallow.out).toContain("fetch-depth: 0");
     expect(inShallow.code).not.toBe(0);
   }, 600_000);
 });
