@@ -180,7 +180,7 @@ export async function importHarbor(opts: ImportOptions): Promise<ImportOutcome> 
     ],
     shared: { "_harbor/in-task.sh": { text: IN_TASK, executable: true } },
     notes: [
-      "The task's scripts run under bubblewrap (`_harbor/in-task.sh`), so the runner needs `bwrap` and unprivileged user namespaces (README: sandbox).",
+      "The task's scripts run under bubblewrap (`_harbor/in-task.sh`), so the runner needs `bwrap` and unprivileged user namespaces (docs/isolation.md).",
       "The agent works in the workspace itself: the instruction's paths under the task's WORKDIR refer to it.",
     ],
   };
