@@ -3,12 +3,15 @@
  * fail-to-pass / pass-to-pass lists. The report is the evidence; when it is missing, empty, or
  * contradicts the exit status, the scorer is an error, never a pass or a 0.
  */
-import { readFile, rm, stat } from "node:fs/promises";
+import { lstat, mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import picomatch from "picomatch";
 import { glob } from "tinyglobby";
 import type { ScorerInput } from "../config/schema/scorers.js";
 import { isWithin } from "../paths.js";
+import { REPORT_PLACEHOLDERS, toCommand, usesPlaceholder } from "../sandbox/commands.js";
+import type { ProcessOutcome } from "../sandbox/process.js";
 import { CtrfError, looksLikeCtrf, parseCtrf } from "./ctrf.js";
 import {
   countOutcomes,
@@ -204,7 +207,16 @@ export const testsScorer: Scorer = {
   check(options: ScorerInput): ScorerProblem[] {
     const o = options as TestsOptions;
     const problems: ScorerProblem[] = [];
-    if (path.isAbsolute(o.report) || o.report.split(/[\\/]/).includes("..")) {
+    const usesPlace = REPORT_PLACEHOLDERS.some((p) => usesPlaceholder(toCommand(o.run), p));
+    if (o.report === undefined) {
+      // Nothing to check: the command writes {REPORT_FILE} (or $EVALGATE_REPORT_FILE).
+    } else if (usesPlace) {
+      problems.push({
+        at: ["report"],
+        message: "the command writes {REPORT_FILE} or {REPORT_DIR}, so report: names nothing it writes",
+        hint: "remove report: (the report is read from {REPORT_FILE})",
+      });
+    } else if (path.isAbsolute(o.report) || o.report.split(/[\\/]/).includes("..")) {
       problems.push({
         at: ["report"],
         message: `report "${o.report}" is outside the workspace`,
@@ -239,97 +251,180 @@ export const testsScorer: Scorer = {
 
   async run(ctx: ScorerContext): Promise<ScorerResult> {
     const o = ctx.spec.options as TestsOptions;
-    const base = o.cwd ? path.resolve(ctx.workspace, o.cwd) : ctx.workspace;
-    // A report left in the workspace (by the start tree, a previous run or the agent) must never
-    // stand in for the one this command writes.
-    for (const f of await reportFiles(ctx.workspace, base, o.report)) {
-      await rm(f, { force: true, recursive: false }).catch(() => undefined);
+    const place = o.report === undefined ? await freshPlace(ctx, o) : await workspacePlace(ctx, o, o.report);
+    try {
+      const outcome = await runScorerCommand(ctx, o, false, place.extra);
+      const broken = notRun(outcome, ctx.spec.timeoutMs);
+      if (broken) return broken;
+      const read = await readReports(place, o.report_format);
+      if ("state" in read) return read;
+      return judge(o, outcome, read.cases, read.read);
+    } finally {
+      await place.done();
     }
-    const outcome = await runScorerCommand(ctx, o);
-    const broken = notRun(outcome, ctx.spec.timeoutMs);
-    if (broken) return broken;
+  },
+};
 
-    const files = await reportFiles(ctx.workspace, base, o.report);
-    const rel = (f: string) => path.relative(ctx.workspace, f).split(path.sep).join("/");
-    const cases: TestCaseResult[] = [];
-    const read: string[] = [];
-    for (const file of files) {
-      let size: number;
+/**
+ * Where one grading's report is: a fresh folder outside the workspace (no `report:`), or the path
+ * or glob `report:` names in the workspace (as before {REPORT_FILE}; the code under test can know it).
+ */
+interface ReportPlace {
+  /** Placeholders and variables the command gets. */
+  extra: { placeholders?: Record<string, string>; env?: Record<string, string> };
+  /** How messages name the report's place. */
+  shown: string;
+  /** The report files, once the command ran. */
+  files(): Promise<string[]>;
+  /** How messages name one report file. */
+  rel(file: string): string;
+  /** The report file's size; a link, a FIFO or a file outside the place is refused. */
+  size(file: string): Promise<number | undefined>;
+  done(): Promise<void>;
+}
+
+async function freshPlace(ctx: ScorerContext, o: TestsOptions): Promise<ReportPlace> {
+  const own = ctx.reportDir === undefined;
+  const dir = ctx.reportDir ?? (await mkdtemp(path.join(os.tmpdir(), "evalgate-report-")));
+  const file = path.join(dir, o.report_format === "ctrf" ? "report.json" : "report.xml");
+  return {
+    extra: {
+      placeholders: { REPORT_FILE: file, REPORT_DIR: dir },
+      env: { EVALGATE_REPORT_FILE: file, EVALGATE_REPORT_DIR: dir },
+    },
+    shown: "{REPORT_FILE}",
+    files: async () => {
+      const names = await readdir(dir).catch(() => [] as string[]);
+      return names.sort().map((n) => path.join(dir, n));
+    },
+    rel: (f) => (f === file ? "{REPORT_FILE}" : `{REPORT_DIR}/${path.basename(f)}`),
+    size: async (f) => {
+      const s = await lstat(f);
+      // Written by the code under test: a link is never followed (it could lead to evalgate's own files).
+      if (!s.isFile()) throw new RefusedPath(`report ${path.basename(f)} is not a regular file`);
+      return s.size;
+    },
+    done: async () => {
+      if (own) await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function workspacePlace(ctx: ScorerContext, o: TestsOptions, report: string): Promise<ReportPlace> {
+  const base = o.cwd ? path.resolve(ctx.workspace, o.cwd) : ctx.workspace;
+  const rel = (f: string) => path.relative(ctx.workspace, f).split(path.sep).join("/");
+  // A report left in the workspace (by the start tree, a previous run or the agent) must never
+  // stand in for the one this command writes.
+  for (const f of await reportFiles(ctx.workspace, base, report)) {
+    await rm(f, { force: true, recursive: false }).catch(() => undefined);
+  }
+  return {
+    extra: {},
+    shown: report,
+    files: () => reportFiles(ctx.workspace, base, report),
+    rel,
+    size: async (file) => {
       try {
         // The test command may run the agent's code: a link out or a FIFO it left is never opened.
         await mustResolveInside(ctx.workspace, file, rel(file));
         const s = await stat(file);
         if (!s.isFile()) throw new RefusedPath(`report ${rel(file)} is not a regular file`);
-        size = s.size;
+        return s.size;
       } catch (error) {
         if (error instanceof RefusedPath) throw error;
-        continue;
+        return undefined;
       }
-      if (size > REPORT_CAP_BYTES) {
-        return { state: "error", reason: `report ${rel(file)} is ${size} bytes, more than the 64 MiB cap` };
-      }
-      try {
-        const text = await readFile(file, "utf8");
-        const ctrf = o.report_format ? o.report_format === "ctrf" : looksLikeCtrf(text);
-        cases.push(...(ctrf ? parseCtrf(text) : parseJUnit(text)));
-      } catch (error) {
-        if (error instanceof JUnitError || error instanceof CtrfError) {
-          return { state: "error", reason: `${rel(file)}: ${error.message}` };
-        }
-        throw error;
-      }
-      read.push(rel(file));
-    }
-    const exitCode = outcome.exitCode;
-    const baseDetails = { exit_code: exitCode, reports: read };
-    if (read.length === 0) {
+    },
+    done: async () => {},
+  };
+}
+
+/** Reads and parses every report file of `place`, or the error result that stops the grading. */
+async function readReports(
+  place: ReportPlace,
+  format: TestsOptions["report_format"],
+): Promise<{ cases: TestCaseResult[]; read: string[] } | Extract<ScorerResult, { state: "error" }>> {
+  const cases: TestCaseResult[] = [];
+  const read: string[] = [];
+  for (const file of await place.files()) {
+    const size = await place.size(file);
+    if (size === undefined) continue;
+    if (size > REPORT_CAP_BYTES) {
       return {
         state: "error",
-        reason: `the command (exit ${exitCode}) wrote no report at ${o.report}: ${lastLines(outcome.tail) || "no output"}`,
-        details: baseDetails,
+        reason: `report ${place.rel(file)} is ${size} bytes, more than the 64 MiB cap`,
       };
     }
-    if (cases.length === 0) {
-      return {
-        state: "error",
-        reason: `the report has no tests (${read.join(", ")}; exit ${exitCode}): the suite did not really run${outcome.tail.trim() ? `: ${lastLines(outcome.tail, 2)}` : ""}`,
-        details: { ...baseDetails, counts: countOutcomes(cases) },
-      };
+    try {
+      const text = await readFile(file, "utf8");
+      const ctrf = format ? format === "ctrf" : looksLikeCtrf(text);
+      cases.push(...(ctrf ? parseCtrf(text) : parseJUnit(text)));
+    } catch (error) {
+      if (error instanceof JUnitError || error instanceof CtrfError) {
+        return { state: "error", reason: `${place.rel(file)}: ${error.message}` };
+      }
+      throw error;
     }
-    const counts = countOutcomes(cases);
-    if (exitCode !== 0 && counts.failed + counts.errored === 0) {
-      return {
-        state: "error",
-        reason: `the command exited ${exitCode} but its report shows no failing test, so it cannot be trusted: ${lastLines(outcome.tail) || "no output"}`,
-        details: { ...baseDetails, counts },
-      };
-    }
-    const verdict = judgeTests(cases, { failToPass: o.fail_to_pass, passToPass: o.pass_to_pass });
-    const failing = cases.filter((t) => t.outcome === "failed" || t.outcome === "errored");
+    read.push(place.rel(file));
+  }
+  return { cases, read };
+}
+
+function judge(
+  o: TestsOptions,
+  outcome: ProcessOutcome,
+  cases: TestCaseResult[],
+  read: string[],
+): ScorerResult {
+  const exitCode = outcome.exitCode;
+  const baseDetails = { exit_code: exitCode, reports: read };
+  if (read.length === 0) {
     return {
-      state: "complete",
-      score: verdict.passed ? 1 : 0,
-      passed: verdict.passed,
-      reason: verdict.reason,
-      details: {
-        ...baseDetails,
-        counts,
-        fail_to_pass: verdict.failToPass.map(wireListed),
-        pass_to_pass: verdict.passToPass.map(wireListed),
-        failing: failing
-          .slice(0, 100)
-          .map((t) => ({ test: displayName(t), outcome: t.outcome, message: t.message })),
-        tests: cases.slice(0, RECORDED_TESTS).map((t) => ({
-          suite: t.suite,
-          classname: t.classname,
-          name: t.name,
-          outcome: t.outcome,
-          message: t.message,
-          time: t.time,
-          flaky: t.flaky,
-        })),
-        tests_truncated: cases.length > RECORDED_TESTS,
-      },
+      state: "error",
+      reason: `the command (exit ${exitCode}) wrote no report at ${o.report ?? "{REPORT_FILE}"}: ${lastLines(outcome.tail) || "no output"}`,
+      details: baseDetails,
     };
-  },
-};
+  }
+  if (cases.length === 0) {
+    return {
+      state: "error",
+      reason: `the report has no tests (${read.join(", ")}; exit ${exitCode}): the suite did not really run${outcome.tail.trim() ? `: ${lastLines(outcome.tail, 2)}` : ""}`,
+      details: { ...baseDetails, counts: countOutcomes(cases) },
+    };
+  }
+  const counts = countOutcomes(cases);
+  if (exitCode !== 0 && counts.failed + counts.errored === 0) {
+    return {
+      state: "error",
+      reason: `the command exited ${exitCode} but its report shows no failing test, so it cannot be trusted: ${lastLines(outcome.tail) || "no output"}`,
+      details: { ...baseDetails, counts },
+    };
+  }
+  const verdict = judgeTests(cases, { failToPass: o.fail_to_pass, passToPass: o.pass_to_pass });
+  const failing = cases.filter((t) => t.outcome === "failed" || t.outcome === "errored");
+  return {
+    state: "complete",
+    score: verdict.passed ? 1 : 0,
+    passed: verdict.passed,
+    reason: verdict.reason,
+    details: {
+      ...baseDetails,
+      counts,
+      fail_to_pass: verdict.failToPass.map(wireListed),
+      pass_to_pass: verdict.passToPass.map(wireListed),
+      failing: failing
+        .slice(0, 100)
+        .map((t) => ({ test: displayName(t), outcome: t.outcome, message: t.message })),
+      tests: cases.slice(0, RECORDED_TESTS).map((t) => ({
+        suite: t.suite,
+        classname: t.classname,
+        name: t.name,
+        outcome: t.outcome,
+        message: t.message,
+        time: t.time,
+        flaky: t.flaky,
+      })),
+      tests_truncated: cases.length > RECORDED_TESTS,
+    },
+  };
+}
