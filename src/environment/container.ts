@@ -11,6 +11,7 @@ import type { ProcessOutcome, ProcessRunner, ProcessSpec } from "../sandbox/proc
 import type { Cgroup, CgroupHost } from "./cgroup.js";
 import { makeCgroup } from "./cgroup.js";
 import { ownedName, removeContainer, trackContainer, untrackContainer } from "./cleanup.js";
+import { watchDisk } from "./disk.js";
 import { type Engine, engineExec, isEngineVariable } from "./engine.js";
 import type { PreparedImage } from "./image.js";
 import { type AllowNetwork, proxyFor } from "./network.js";
@@ -179,6 +180,18 @@ async function runInContainer(
     }, spec.timeoutMs);
     const sampler =
       group && setup.resources?.pids !== undefined ? setInterval(() => group!.sample(), 200) : undefined;
+    let diskOver: number | undefined;
+    const disk =
+      setup.resources?.diskBytes !== undefined
+        ? watchDisk(
+            mounts.filter((m) => !m.readOnly).map((m) => m.host),
+            setup.resources.diskBytes,
+            (grown) => {
+              diskOver = grown;
+              void engineExec(engine, ["kill", name], { timeoutMs: 30_000 });
+            },
+          )
+        : undefined;
     let outcome: ProcessOutcome;
     try {
       outcome = await inner.run({
@@ -193,13 +206,14 @@ async function runInContainer(
     } finally {
       clearTimeout(timer);
       if (sampler) clearInterval(sampler);
+      await disk?.stop();
     }
     const engineOom = keep ? await oomKilled(engine, name) : undefined;
     if (keep || stopped || outcome.timedOut || outcome.exitCode === 125 || outcome.signal) {
       await removeContainer(engine, name);
     }
     untrackContainer(name);
-    return await finish(setup, spec, outcome, { stopped, engineOom, group, proxy });
+    return await finish(setup, spec, outcome, { stopped, diskOver, engineOom, group, proxy });
   } finally {
     await proxy?.close();
     await group?.remove();
@@ -228,7 +242,7 @@ async function finish(
   setup: ContainerSetup,
   spec: ProcessSpec,
   outcome: ProcessOutcome,
-  facts: { stopped: boolean; engineOom?: boolean; group?: Cgroup; proxy?: AllowListProxy },
+  facts: { stopped: boolean; diskOver?: number; engineOom?: boolean; group?: Cgroup; proxy?: AllowListProxy },
 ): Promise<ProcessOutcome> {
   const out: ProcessOutcome = { ...outcome, timedOut: outcome.timedOut || facts.stopped };
   const code = outcome.exitCode;
@@ -240,14 +254,15 @@ async function finish(
     out.spawnError = `the container could not run the command: ${(line ?? outcome.tail).trim().slice(0, 500)}`;
     out.exitCode = null;
   }
-  if (facts.stopped && code !== null && code > 128) {
+  if ((facts.stopped || facts.diskOver !== undefined) && code !== null && code > 128) {
     out.exitCode = null;
     out.signal = code === 143 ? "SIGTERM" : "SIGKILL";
   }
   const limit = limitHitOf(setup.resources, {
     exitCode: out.exitCode,
     signal: out.signal,
-    stoppedByEvalgate: facts.stopped,
+    stoppedByEvalgate: facts.stopped || facts.diskOver !== undefined,
+    ...(facts.diskOver !== undefined ? { diskGrown: facts.diskOver } : {}),
     ...(facts.group ? { usage: facts.group.usage() } : {}),
     ...(facts.engineOom !== undefined ? { engineOom: facts.engineOom } : {}),
   });

@@ -56,6 +56,8 @@ export interface EndFacts {
   usage?: CgroupUsage;
   /** The engine's own word (`State.OOMKilled`), when it was asked. */
   engineOom?: boolean;
+  /** evalgate's disk watch stopped it: the attempt's folders had grown by this much. */
+  diskGrown?: number;
 }
 
 /**
@@ -66,6 +68,12 @@ export interface EndFacts {
  */
 export function limitHitOf(r: ResourceSpec | undefined, end: EndFacts): LimitHit | undefined {
   if (!r) return undefined;
+  if (r.diskBytes !== undefined && end.diskGrown !== undefined) {
+    return {
+      kind: "disk",
+      detail: `stopped after writing ${showBytes(end.diskGrown)}, over its disk limit of ${showBytes(r.diskBytes)}`,
+    };
+  }
   const killed = end.signal === "SIGKILL" || end.exitCode === 137;
   const u = end.usage;
   if (r.memoryBytes !== undefined && killed && !end.stoppedByEvalgate) {

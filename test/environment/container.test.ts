@@ -158,6 +158,16 @@ describe.skipIf(!engine)("containerRunner (real engine)", () => {
     expect(after.stdout).toBe("still here\n");
   });
 
+  it("stops a writer past its disk limit", async () => {
+    // before: an agent could fill the runner's disk through its workspace.
+    const r = await setup({ label: "disk", resources: { diskBytes: 8 * 2 ** 20 } }).run(
+      spec("while true; do head -c 1048576 /dev/zero >> big.bin; sleep 0.02; done", { timeoutMs: 60_000 }),
+    );
+    expect(r.timedOut).toBe(false);
+    expect(r.limit?.kind).toBe("disk");
+    expect(r.signal).toBe("SIGKILL");
+  });
+
   describe("network", () => {
     let server: http.Server;
     let port: number;
