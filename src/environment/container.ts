@@ -5,7 +5,9 @@
  * and a timeout that stops the container (its whole PID namespace) and removes it. Paths in the
  * command, the working folder and the environment are rewritten from the host's to the container's.
  */
+import { statSync } from "node:fs";
 import { appendFile } from "node:fs/promises";
+import path from "node:path";
 import type { Command } from "../sandbox/commands.js";
 import type { ProcessOutcome, ProcessRunner, ProcessSpec } from "../sandbox/process.js";
 import type { Cgroup, CgroupHost } from "./cgroup.js";
@@ -37,21 +39,31 @@ export interface ContainerSetup {
   resources?: ResourceSpec;
   /** Where evalgate may make cgroups: each container gets one as its parent, to read what it used. */
   cgroups?: CgroupHost;
+  /** Host paths never shown, even inside a read-only mount (the answer key, the run's state). */
+  hidden?: readonly string[];
 }
 
 /** The container path of a host path under one of the mounts (the deepest), or undefined. */
 export function toContainerPath(mounts: readonly Mount[], hostPath: string): string | undefined {
-  let best: Mount | undefined;
-  for (const m of mounts) {
-    if (hostPath === m.host || hostPath.startsWith(`${m.host}/`)) {
-      if (!best || m.host.length > best.host.length) best = m;
-    }
-  }
+  const best = deepestMount(mounts, hostPath);
   return best ? best.container + hostPath.slice(best.host.length) : undefined;
 }
 
 function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/** The deepest mount holding a host path. */
+function deepestMount(mounts: readonly Mount[], hostPath: string): Mount | undefined {
+  let best: Mount | undefined;
+  for (const m of mounts) {
+    if (
+      (hostPath === m.host || hostPath.startsWith(`${m.host}/`)) &&
+      (!best || m.host.length > best.host.length)
+    )
+      best = m;
+  }
+  return best;
 }
 
 /** Every mounted host path inside `text` (a shell line, a variable) rewritten to the container's. */
@@ -92,13 +104,43 @@ export function envFlags(
   return { flags, values };
 }
 
-function mountFlags(mounts: readonly Mount[]): string[] {
-  return mounts.flatMap((m) => {
+function mountFlags(mounts: readonly Mount[], hidden: readonly string[], engine: Engine["kind"]): string[] {
+  const flags = mounts.flatMap((m) => {
     if (m.host.includes(":") || m.container.includes(":")) {
       throw new Error(`internal: a mount path holds ':' (${m.host} → ${m.container})`);
     }
     return ["-v", `${m.host}:${m.container}:${m.readOnly ? "ro" : "rw"}`];
   });
+  return [...flags, ...maskFlags(mounts, hidden, engine)];
+}
+
+/**
+ * Masks over what must stay out of sight inside a read-only mount (verifiers, references, the
+ * bundle: `hidden`, and `.git` / `.evalgate` at its top): an empty read-only tmpfs over a folder,
+ * /dev/null over a file. Never inside a writable mount: that is the process's own.
+ */
+export function maskFlags(
+  mounts: readonly Mount[],
+  hidden: readonly string[],
+  engine?: Engine["kind"],
+): string[] {
+  const wanted = new Set<string>();
+  for (const m of mounts) {
+    if (!m.readOnly) continue;
+    for (const name of [".git", ".evalgate"]) wanted.add(path.join(m.host, name));
+    for (const h of hidden) if (h === m.host || h.startsWith(`${m.host}/`)) wanted.add(h);
+  }
+  const flags: string[] = [];
+  for (const h of wanted) {
+    const s = statSync(h, { throwIfNoEntry: false });
+    const inside = toContainerPath(mounts, h);
+    if (!s || !inside || inside.includes(":") || inside.includes(",") || !deepestMount(mounts, h)?.readOnly)
+      continue;
+    // Podman copies what lies beneath into a tmpfs unless told not to.
+    const tmpfs = `${inside}:ro,size=4k${engine === "podman" ? ",notmpcopyup" : ""}`;
+    flags.push(...(s.isDirectory() ? ["--tmpfs", tmpfs] : ["-v", `/dev/null:${inside}:ro`]));
+  }
+  return flags;
 }
 
 /**
@@ -162,7 +204,7 @@ async function runInContainer(
       ...engine.runArgs,
       ...net.flags,
       ...engineResourceFlags(setup.resources),
-      ...mountFlags(mounts),
+      ...mountFlags(mounts, setup.hidden ?? [], engine.kind),
       ...env.flags,
       "-w",
       cwd,

@@ -105,6 +105,39 @@ describe.skipIf(!engine)("containerRunner (real engine)", () => {
     expect(readFileSync(path.join(ws, "out.txt"), "utf8")).toBe("made\n");
   });
 
+  it("masks the answer key, .git and .evalgate inside a read-only mount, never inside the workspace", async () => {
+    // before: a folder mounted for a scorer showed everything in it, the reference patch included.
+    const evalDir = path.join(root, "evals");
+    mkdirSync(path.join(evalDir, ".git"), { recursive: true });
+    mkdirSync(path.join(evalDir, "verifiers"), { recursive: true });
+    writeFileSync(path.join(evalDir, ".git", "HEAD"), "ref: refs/heads/main\n");
+    writeFileSync(path.join(evalDir, "verifiers", "check.sh"), "secret check\n");
+    writeFileSync(path.join(evalDir, "fix.patch"), "the answer\n");
+    writeFileSync(path.join(evalDir, "scorer.sh"), "echo scoring\n");
+    mkdirSync(path.join(ws, ".git"), { recursive: true });
+    writeFileSync(path.join(ws, ".git", "HEAD"), "workspace head\n");
+    const r = await setup({
+      mounts: [
+        { host: ws, container: "/app" },
+        { host: evalDir, container: evalDir, readOnly: true },
+      ],
+      hidden: [path.join(evalDir, "fix.patch"), path.join(evalDir, "verifiers"), path.join(ws, ".git")],
+    }).run(
+      spec(
+        `sh ${evalDir}/scorer.sh; cat ${evalDir}/fix.patch | wc -c; ls ${evalDir}/verifiers | wc -l; ls ${evalDir}/.git | wc -l; cat .git/HEAD; touch ${evalDir}/new 2>/dev/null || echo read-only`,
+      ),
+    );
+    expect(r.stdout.split("\n").map((l) => l.trim())).toEqual([
+      "scoring",
+      "0",
+      "0",
+      "0",
+      "workspace head",
+      "read-only",
+      "",
+    ]);
+  });
+
   it("passes exit statuses through, and reads a program the image lacks as a start error", async () => {
     const failed = await setup().run(spec("exit 3"));
     expect(failed.exitCode).toBe(3);
