@@ -12,6 +12,7 @@ export interface ImportFlags {
   specs?: string;
   limit?: number;
   filter?: string;
+  host?: boolean;
 }
 
 export async function importCommand(
@@ -24,6 +25,7 @@ export async function importCommand(
   importFormat(format);
   if (o.specs && format !== "swe-bench") throw new UsageError("--specs only applies to swe-bench");
   if (o.repos && format !== "swe-bench") throw new UsageError("--repos only applies to swe-bench");
+  if (o.host && format !== "harbor") throw new UsageError("--host only applies to harbor");
   await checkNewOutFolder(path.resolve(cwd, o.out), o.out);
   const { outcome, evalFile } = await runImport(format, {
     sources,
@@ -33,6 +35,7 @@ export async function importCommand(
     ...(o.specs ? { specs: o.specs } : {}),
     ...(o.limit ? { limit: o.limit } : {}),
     ...(o.filter ? { filter: o.filter } : {}),
+    ...(o.host ? { host: true } : {}),
   });
   for (const p of outcome.problems)
     stderr.write(`skipped ${p.id} (${p.source}): ${p.message}. Fix: ${p.fix}\n`);

@@ -255,11 +255,40 @@ async function runInContainer(
       await removeContainer(engine, name);
     }
     untrackContainer(name);
+    await giveBack(setup, name);
     return await finish(setup, spec, outcome, { stopped, diskOver, engineOom, group, proxy });
   } finally {
     await proxy?.close();
     await group?.remove();
   }
+}
+
+/**
+ * Rootful Docker with evalgate as a normal user: the files the container's root left in the writable
+ * mounts are given back to evalgate's user, by one more container of the same image (its `chown`).
+ */
+async function giveBack(setup: ContainerSetup, name: string): Promise<void> {
+  const { engine } = setup;
+  const writable = setup.mounts.filter((m) => !m.readOnly);
+  if (!engine.chownAfter || writable.length === 0) return;
+  const args = [
+    "run",
+    "--rm",
+    "--name",
+    `${name}-chown`,
+    "--network",
+    "none",
+    "--user",
+    "0",
+    "--entrypoint",
+    "chown",
+    ...mountFlags(writable, [], engine.kind),
+    setup.image.id,
+    "-R",
+    engine.chownAfter,
+    ...writable.map((m) => m.container),
+  ];
+  await engineExec(engine, args, { timeoutMs: 300_000 });
 }
 
 async function networkFlags(setup: ContainerSetup): Promise<{ flags: string[]; proxy?: AllowListProxy }> {

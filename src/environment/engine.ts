@@ -8,8 +8,10 @@
  *   passes its own limits as `--ulimit` instead, leaving the user's containers.conf alone.
  * - crun (Podman's default runtime where installed) refuses hybrid cgroup hierarchies (v1
  *   controllers beside a v2 `unified` mount); runc runs there, so evalgate picks it when it is installed.
- * - Docker as root writes the agent's files as root into a workspace that evalgate, running as a
- *   normal user, must later read and delete: containers run as evalgate's own user then.
+ * - A rootful Docker daemon runs containers as root (as images and task sets expect: Harbor's
+ *   verifiers write /logs), so the files they leave in the workspace would be root's, which evalgate
+ *   running as a normal user (GitHub-hosted runners) could not change or delete: after each process
+ *   evalgate gives the writable mounts back to its own user (`chownAfter`).
  */
 import { existsSync, readFileSync } from "node:fs";
 import { execa } from "execa";
@@ -37,6 +39,8 @@ export interface Engine extends FoundEngine {
   cgroupManager: "cgroupfs" | "systemd";
   /** The engine can run a small init as PID 1 (signals forwarded, zombies reaped). */
   init: boolean;
+  /** `uid:gid` to give the writable mounts back to after each process (rootful Docker, evalgate not root). */
+  chownAfter?: string;
   /** What evalgate did about this machine's quirks, for the console. */
   notes: string[];
 }
@@ -264,8 +268,7 @@ async function probeOne(found: FoundEngine, from: NodeJS.ProcessEnv): Promise<En
   }
   const uid = process.getuid?.();
   if (found.kind === "docker" && !facts.rootless && uid !== undefined && uid !== 0) {
-    // A rootful daemon's containers run as root: files they write in the workspace would be root's.
-    engine.runArgs.push("--user", `${uid}:${process.getgid?.() ?? uid}`);
+    engine.chownAfter = `${uid}:${process.getgid?.() ?? uid}`;
   }
   return engine;
 }

@@ -66,6 +66,8 @@ export interface ImportOptions {
   specs?: string;
   limit?: number;
   filter?: string;
+  /** harbor: run the tasks on this machine (bubblewrap) instead of in their containers. */
+  host?: boolean;
 }
 
 /** --filter and --limit: which instance ids are imported, in source order. */
