@@ -68,6 +68,8 @@ export interface ImportOptions {
   filter?: string;
   /** harbor: run the tasks on this machine (bubblewrap) instead of in their containers. */
   host?: boolean;
+  /** swe-bench: each instance's image, from a template with {id}. */
+  images?: string;
 }
 
 /** --filter and --limit: which instance ids are imported, in source order. */
