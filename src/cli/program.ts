@@ -129,6 +129,14 @@ export function cliProgram(io: CommandIO, exit: (status: number) => void): Comma
     .requiredOption("--out <dir>", "the folder to write")
     .option("--repos <dir>", "swe-bench: local mirrors of the repositories, as <dir>/owner/name")
     .option("--specs <file>", "swe-bench: owner/name → { setup, test, report } of each repository")
+    .option(
+      "--images [template]",
+      "swe-bench: run each instance in its image (default swebench/sweb.eval.x86_64.{id}:latest)",
+    )
+    .option(
+      "--host",
+      "harbor: run the tasks on this machine under bubblewrap instead of in their containers (environment:)",
+    )
     .option("--limit <n>", "import at most n instances", flag(parsePositiveInt, "--limit"))
     .option("--filter <glob>", "import only the instances whose id matches")
     .action(async (format: string, sources: string[], o: ImportFlags) =>

@@ -3,6 +3,7 @@
  * already absolute, every default applied, every cross-reference checked.
  */
 
+import type { AllowedHost, EnvironmentSpec, NetworkPolicy, ResourceSpec } from "../environment/types.js";
 import type { SandboxSpec } from "../sandbox/bwrap.js";
 import type { Command } from "../sandbox/commands.js";
 import type { GATE_POLICIES } from "./schema/gate.js";
@@ -130,6 +131,8 @@ export interface TargetSpec {
   envPassthrough: string[];
   timeoutMs?: number;
   sandbox?: SandboxSpec;
+  /** `sandbox.network: { allow: [...] }`: the only hosts the agent may reach (in an environment). */
+  networkAllow?: AllowedHost[];
   /** Presets: the agent's program (absolute, or a name looked up on PATH). */
   bin?: string;
   /** Presets: the agent CLI version to install from npm before the run (then `bin` is set to it). */
@@ -230,6 +233,16 @@ export interface CaseSpec {
   gate: CaseGate;
   timeouts: Timeouts;
   limits: Limits;
+  /** The image the case's agent, setup and scorers run in; absent: the runner's own system. */
+  environment?: EnvironmentSpec;
+  /** Per-attempt limits. */
+  resources?: ResourceSpec;
+}
+
+/** What a target's agent may reach: its allow-list, else its sandbox's switch, else everything. */
+export function networkPolicyOf(target: TargetSpec): NetworkPolicy {
+  if (target.networkAllow) return { allow: target.networkAllow };
+  return target.sandbox ? target.sandbox.network : true;
 }
 
 export interface Plan {

@@ -66,6 +66,10 @@ export interface ImportOptions {
   specs?: string;
   limit?: number;
   filter?: string;
+  /** harbor: run the tasks on this machine (bubblewrap) instead of in their containers. */
+  host?: boolean;
+  /** swe-bench: each instance's image, from a template with {id}. */
+  images?: string;
 }
 
 /** --filter and --limit: which instance ids are imported, in source order. */

@@ -174,6 +174,14 @@ export async function runPlan(
   deps: RunDeps,
   baseline?: Bundle,
 ): Promise<RunOutcome> {
+  // Environments and resources are validated but not yet run (issue 30, phase 2): never run such a
+  // case on the runner's own system as if they were not there.
+  const contained = plan.cases.find((c) => c.environment || c.resources);
+  if (contained) {
+    throw new UsageError(
+      `test "${contained.test.id}" declares ${contained.environment ? "an environment" : "resources"}, which this build of evalgate validates but cannot run yet`,
+    );
+  }
   const secrets = runSecrets(plan, process.env, opts.redact);
   const redactor = secrets.redactor;
   // Not through the redacting logger: the note names the variable, and the value is its own word.

@@ -20,6 +20,7 @@ import {
 } from "../types.js";
 import { lineOf, type PathKey, prunedUnder } from "../yaml.js";
 import type { PlanContext } from "./context.js";
+import { resolveEnvironment, resolveResources } from "./environment.js";
 import { caseGate } from "./gate.js";
 import { answerKeyInSeed, resolveGuards } from "./guards.js";
 import type { Policy, TestRecord } from "./records.js";
@@ -106,6 +107,12 @@ async function expandTest(
     dir: rec.dir,
   };
   const ws = await resolveWorkspace(ctx, wsDefault, wsOverride, label);
+  const environment = await resolveEnvironment(
+    ctx,
+    { input: ownerFile.file.environment, src: ownerFile.src, at: ["environment"], dir: ownerFile.dir },
+    { input: test.environment, src: rec.src, at: [...rec.at, "environment"], dir: rec.dir },
+  );
+  const resources = resolveResources(ownerFile.file.resources, test.resources);
   const guards = resolveGuards(ctx, wsDefault, wsOverride);
   const seedFrom = test.workspace?.seed ? wsOverride : wsDefault;
   answerKeyInSeed(ctx, ws?.seed, seedFrom.src, [...seedFrom.at, "seed"], {
@@ -201,6 +208,8 @@ async function expandTest(
           test.timeout !== undefined ? parseDuration(test.timeout) : (target.timeoutMs ?? timeouts.agentMs),
       },
     };
+    if (environment) spec.environment = environment;
+    if (resources) spec.resources = resources;
     if (test.description) spec.test.description = test.description;
     if (test.verify_repeats !== undefined) spec.test.verifyRepeats = test.verify_repeats;
     if (reference) spec.test.reference = reference.path;

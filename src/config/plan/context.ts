@@ -23,6 +23,8 @@ export class PlanContext {
   readonly tips = new Map<string, string>();
   readonly targetOrigins = new WeakMap<TargetSpec, Origin>();
   readonly scorerOrigins = new WeakMap<ScorerSpec, Origin>();
+  /** Where each resolved environment is written (a test's `environment:`, or its file's). */
+  readonly environmentOrigins = new WeakMap<object, Origin>();
 
   constructor(
     readonly cwd: string,

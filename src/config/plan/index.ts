@@ -13,6 +13,7 @@ import type { EvalRoot, Plan, RepeatSetting } from "../types.js";
 import { checkDuplicateIds, expandCases } from "./cases.js";
 import { checkAgentPrograms, checkJudgeKeys, type PlanChecks } from "./checks.js";
 import { PlanContext } from "./context.js";
+import { checkEnvironments } from "./environment.js";
 import { evalRootOf } from "./gate.js";
 import { EvalFiles } from "./includes.js";
 import type { LoadedEval, TestRecord } from "./records.js";
@@ -91,8 +92,11 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
     },
     opts.naming,
   );
-  checkAgentPrograms(ctx, new Set([...selected.map((c) => c.target), ...expansion.unplanned]));
+  // An agent in an environment runs the image's program, not one of this machine's.
+  const onHost = selected.filter((c) => !c.environment).map((c) => c.target);
+  checkAgentPrograms(ctx, new Set([...onHost, ...expansion.unplanned]));
   checkJudgeKeys(ctx, selected);
+  checkEnvironments(ctx, selected);
 
   ctx.problems.throwIfAny();
   if (selected.length === 0) throw noCasesError(expansion, opts.naming);
