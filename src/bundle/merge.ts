@@ -13,7 +13,7 @@ import { ISOLATION_LEVELS, type IsolationLevel, weakerLevel } from "../sandbox/i
 import { applyBaseline, comparisonSummary } from "./compare.js";
 import { mergedGateCase } from "./merge-decide.js";
 import { type Bundle, BundleError, confinedPath, readBundle, readCaseSummary, rowKey } from "./read.js";
-import { buildSummary, rootsOf } from "./summary.js";
+import { buildSummary, examCounted, isProposed, rootsOf } from "./summary.js";
 import type { WireCaseSummary, WireEval, WireIndexRow, WireIsolation, WireSummary } from "./wire.js";
 import { checkNewBundleFolder, writeJson } from "./write.js";
 
@@ -121,7 +121,12 @@ export async function mergeShards(
   const cases = rows.map((r, i) =>
     mergedGateCase(r, caseSummaries[i]!, baseRows?.get(rowKey(r)), Boolean(baseRows)),
   );
-  const gate = decideRun(rootsOf(evals), cases, budgetStops);
+  // Proposed cases (new in the pull request, docs/exam.md) ran and are reported, but never gate.
+  const gate = decideRun(
+    rootsOf(evals),
+    cases.filter((_, i) => !isProposed(rows[i]!)),
+    budgetStops,
+  );
   const hadComparison = shards.some((b) => b.summary.comparison);
   const interrupted = shards
     .filter((b) => b.summary.status === "interrupted")
@@ -152,6 +157,7 @@ export async function mergeShards(
       : hadComparison
         ? mergedComparison(shards, rows)
         : null,
+    first.exam ? examCounted(first.exam, rows) : null,
   );
   const isolation = mergedIsolation(shards);
   if (isolation) summary.isolation = isolation;

@@ -209,6 +209,34 @@ export interface EvalRoot {
   paths?: string[];
 }
 
+/**
+ * How a case stands to the exam when the exam comes from another commit (docs/exam.md):
+ * `proposed` — new in the checkout, run from its own definition and never gating; `changed` — the
+ * checkout changes its definition (`changes` says what), judged by the exam's; `removed` — the
+ * checkout no longer has it, run from the exam's all the same.
+ */
+export interface CaseExam {
+  status: "proposed" | "changed" | "removed";
+  /** What the checkout changes in the case's exam ("scorer unit", "verifiers", "instruction", ...). */
+  changes: string[];
+}
+
+/** An eval file the checkout adds, removes or changes (its gate, its paths) against the exam. */
+export interface ExamFileChange {
+  evalPath: string;
+  change: "added" | "removed" | "changed";
+  changes: string[];
+}
+
+/** Where the exam came from, and what the checkout changes in it at file level. */
+export interface PlanExam {
+  /** The commit the exam was read from. */
+  sha: string;
+  /** The ref as given (`--exam-from`, or the pull request's base commit). */
+  ref: string;
+  files: ExamFileChange[];
+}
+
 /** One case: a test run by one target, `repeat` times. */
 export interface CaseSpec {
   identity: Identity;
@@ -228,6 +256,8 @@ export interface CaseSpec {
   gate: CaseGate;
   timeouts: Timeouts;
   limits: Limits;
+  /** Set when the exam comes from another commit and this case is not as the exam has it. */
+  exam?: CaseExam;
 }
 
 export interface Plan {
@@ -237,6 +267,13 @@ export interface Plan {
   concurrency: number;
   /** Notes for the user (suites that run through a wrapper, filters that matched nothing). */
   notes: string[];
+  /** Set when the exam was read from another commit (docs/exam.md). */
+  exam?: PlanExam;
+  /**
+   * Answer keys no case of the plan names but an agent must not read either: the checkout's copies
+   * of the exam's verifiers and references, and those of the checkout's own definitions.
+   */
+  answerKeys?: string[];
 }
 
 export const DEFAULT_TIMEOUTS: Timeouts = {

@@ -167,6 +167,8 @@ export async function executePlan(opts: ExecuteOptions): Promise<ExecuteResult> 
       ...c.test.workspace.verifiers.map((v) => v.from),
       c.test.reference ?? [],
     ]),
+    // With the exam from another commit: the checkout's copies of the answer keys (config/plan/exam.ts).
+    ...(opts.plan.answerKeys ?? []),
     ...(opts.bundleDir ? [opts.bundleDir] : []),
   ].flat();
 
