@@ -47,6 +47,7 @@ export async function validateCommand(paths: string[], o: ValidateFlags, io: Com
       ...(exam ? { exam } : {}),
     });
     for (const note of plan.notes) io.logger.info(`note: ${note}`);
+    for (const tip of plan.tips ?? []) io.logger.info(`tip: ${tip}`);
     const tests = new Set(plan.cases.map((c) => `${c.identity.evalPath}/${c.identity.testId}`)).size;
     const files = plan.roots.length;
     io.stdout.write(

@@ -274,6 +274,8 @@ export interface Plan {
    * of the exam's verifiers and references, and those of the checkout's own definitions.
    */
   answerKeys?: string[];
+  /** Advice for the eval file's author that `validate` shows (a scorer that would say more). */
+  tips?: string[];
 }
 
 export const DEFAULT_TIMEOUTS: Timeouts = {

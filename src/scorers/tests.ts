@@ -20,6 +20,7 @@ import {
   type TestOutcome,
 } from "./junit.js";
 import { lastLines, notRun, runScorerCommand } from "./process.js";
+import { looksLikeTap, parseTap, TapError } from "./tap.js";
 import type { Scorer, ScorerContext, ScorerProblem, ScorerResult } from "./types.js";
 import { mustResolveInside, RefusedPath } from "./workspace-path.js";
 
@@ -200,6 +201,14 @@ function wireListed(t: ListedTest) {
   return { test: t.test, outcome: t.outcome, matched: t.matched, message: t.message };
 }
 
+/** A report's tests in the format it was declared in, else the one its content looks like. */
+function parseReport(text: string, format: TestsOptions["report_format"]): TestCaseResult[] {
+  const kind = format ?? (looksLikeCtrf(text) ? "ctrf" : looksLikeTap(text) ? "tap" : "junit");
+  if (kind === "ctrf") return parseCtrf(text);
+  if (kind === "tap") return parseTap(text);
+  return parseJUnit(text);
+}
+
 export const testsScorer: Scorer = {
   check(options: ScorerInput): ScorerProblem[] {
     const o = options as TestsOptions;
@@ -270,10 +279,9 @@ export const testsScorer: Scorer = {
       }
       try {
         const text = await readFile(file, "utf8");
-        const ctrf = o.report_format ? o.report_format === "ctrf" : looksLikeCtrf(text);
-        cases.push(...(ctrf ? parseCtrf(text) : parseJUnit(text)));
+        cases.push(...parseReport(text, o.report_format));
       } catch (error) {
-        if (error instanceof JUnitError || error instanceof CtrfError) {
+        if (error instanceof JUnitError || error instanceof CtrfError || error instanceof TapError) {
           return { state: "error", reason: `${rel(file)}: ${error.message}` };
         }
         throw error;

@@ -30,6 +30,8 @@ export class PlanContext {
   readonly problems: ProblemList;
   /** Warnings that do not stop a run (an old spelling), shown by validate and run as notes. */
   readonly notes: Set<string>;
+  /** Advice for the eval file's author, shown by validate only (a better scorer for a command). */
+  readonly tips: Map<string, string>;
   readonly targetOrigins: WeakMap<TargetSpec, Origin>;
   readonly scorerOrigins: WeakMap<ScorerSpec, Origin>;
 
@@ -42,6 +44,7 @@ export class PlanContext {
   ) {
     this.problems = exam?.of.problems ?? new ProblemList();
     this.notes = exam?.of.notes ?? new Set();
+    this.tips = exam?.of.tips ?? new Map();
     this.targetOrigins = exam?.of.targetOrigins ?? new WeakMap();
     this.scorerOrigins = exam?.of.scorerOrigins ?? new WeakMap();
   }

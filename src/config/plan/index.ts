@@ -111,5 +111,6 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
     notes: [...ctx.notes, ...notes],
     ...(loaded.exam ? { exam: loaded.exam } : {}),
     ...(loaded.answerKeys?.length ? { answerKeys: loaded.answerKeys } : {}),
+    tips: [...ctx.tips.values()],
   };
 }

@@ -72,12 +72,14 @@ export const testsScorerSchema = z
       .string()
       .min(1)
       .describe(
-        "The JUnit XML or CTRF JSON report(s) the command writes: a path or glob relative to cwd (default: the workspace); removed before the command runs",
+        "The JUnit XML, CTRF JSON or TAP report(s) the command writes: a path or glob relative to cwd (default: the workspace); removed before the command runs",
       ),
     report_format: z
-      .enum(["junit", "ctrf"])
+      .enum(["junit", "ctrf", "tap"])
       .optional()
-      .describe("junit (XML) or ctrf (CTRF JSON); default: detected from each report's content"),
+      .describe(
+        "junit (XML), ctrf (CTRF JSON) or tap (TAP: tape, node --test --test-reporter=tap, mocha --reporter tap); default: detected from each report's content",
+      ),
     fail_to_pass: z
       .array(z.string().min(1))
       .optional()
@@ -87,7 +89,9 @@ export const testsScorerSchema = z
       .optional()
       .describe("Tests that must not fail (a missing one counts as failing)"),
   })
-  .describe("Runs a test command and grades its JUnit XML report; without lists, every test must pass");
+  .describe(
+    "Runs a test command and grades its JUnit XML, CTRF or TAP report; without lists, every test must pass",
+  );
 
 export const AST_GREP_LANGUAGES = [
   "typescript",
