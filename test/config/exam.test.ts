@@ -243,3 +243,50 @@ describe("the exam from the base commit", () => {
     expect(text).toContain("change the test's targets: in a pull request of its own first");
   });
 });
+
+describe("comparing a folder seed", () => {
+  it("counts only the checkout's files git counts: an ignored build output is not the PR's change", async () => {
+    const { exam, checkout } = sides({ "project/node_modules/x/index.js": "built by a workflow step\n" });
+    const checkoutFiles = new Set(Object.keys(BASE));
+    const plan = await loadPlan({
+      cwd: checkout,
+      projectRoot: checkout,
+      paths: ["evals"],
+      exam: { ...exam, checkoutFiles },
+    });
+    expect(byTest(plan, "cart").exam).toBeUndefined();
+    // Without git's list, the same file is a change of the seed.
+    const all = await loadPlan({ cwd: checkout, projectRoot: checkout, paths: ["evals"], exam });
+    expect(byTest(all, "cart").exam?.changes).toEqual(["seed"]);
+  });
+});
+
+describe("a path of the exam that leaves the repository", () => {
+  it("is read where the checkout would read it, not beside the exam's folder", async () => {
+    // before: resolved against the exam's folder, where nothing is: "seed folder ... does not exist".
+    const parent = tempDir("evalgate-exam-parent-");
+    const checkout = path.join(parent, "repo");
+    const base = path.join(tempDir("evalgate-exam-base-"), "deeper", "tree");
+    const files = { "evals/x.eval.yaml": BASE_EVAL.replace("path: ../project", "path: ../../shared") };
+    writeFiles(checkout, files);
+    writeFiles(base, files);
+    writeFiles(parent, { "shared/app.js": "1\n" });
+    for (const dir of [checkout, base])
+      writeFiles(dir, {
+        "evals/agent.sh": "#!/bin/sh\n",
+        "evals/check.js": "",
+        "evals/tasks/cart.md": "x",
+        "evals/fixes/cart.patch": "",
+        "evals/verifiers/cart.test.js": "",
+        "evals/cases/more.yaml": BASE["evals/cases/more.yaml"]!,
+      });
+    executable(checkout);
+    const exam = { root: base, sha: "d".repeat(40), ref: "main", label: "the base commit ddddddd" };
+    const plan = await loadPlan({ cwd: checkout, projectRoot: checkout, paths: ["evals"], exam });
+    expect(byTest(plan, "cart").test.workspace.seed).toEqual({
+      kind: "path",
+      path: path.join(parent, "shared"),
+    });
+    expect(byTest(plan, "cart").exam).toBeUndefined();
+  });
+});

@@ -37,13 +37,22 @@ export function evalDirFiles(command: Command): string[] {
 /** Digests of files and folders of one side, each read once. */
 export class SideContent {
   private readonly cache = new Map<string, Promise<string>>();
+  /** The folders holding a file that counts: an ignored tree (node_modules) is not even listed. */
+  private readonly folders?: ReadonlySet<string>;
 
   constructor(
     /** The side's repository root. */
     readonly root: string,
     /** Repository-relative files that count (git's: tracked, or untracked and not ignored); absent: all. */
     private readonly files?: ReadonlySet<string>,
-  ) {}
+  ) {
+    if (files) {
+      const folders = new Set<string>();
+      for (const f of files)
+        for (let i = f.indexOf("/"); i >= 0; i = f.indexOf("/", i + 1)) folders.add(f.slice(0, i));
+      this.folders = folders;
+    }
+  }
 
   /** A path as the two sides can compare it: relative to the root when inside it. */
   name(abs: string): string {
@@ -83,8 +92,9 @@ export class SideContent {
       if (SKIPPED.has(e.name)) continue;
       const r = rel ? `${rel}/${e.name}` : e.name;
       const abs = path.join(dir, r);
-      if (e.isDirectory()) await this.walk(dir, r, out);
-      else if (this.counts(abs)) out.push(`${r}\u0000${await this.read(abs)}`);
+      if (e.isDirectory()) {
+        if (!this.folders || this.folders.has(this.name(abs))) await this.walk(dir, r, out);
+      } else if (this.counts(abs)) out.push(`${r}\u0000${await this.read(abs)}`);
     }
   }
 }
