@@ -35,7 +35,7 @@ export function resolveGuards(ctx: PlanContext, def: WorkspaceSource, over: Work
   const verifiers: VerifierSpec[] = [];
   for (const [i, v] of (verFrom.input?.verifiers ?? []).entries()) {
     const at = [...verFrom.at, "verifiers", i];
-    const from = path.resolve(verFrom.dir, v.from);
+    const from = ctx.resolve(verFrom.dir, v.from);
     // Both ends are checked, so a user fixing one does not meet the other's problem next.
     const toProblem = workspaceRelativeProblem(v.to);
     if (toProblem) {
