@@ -10,7 +10,7 @@ import { DEFAULT_LIMITS } from "../config/types.js";
 import { copyTree } from "./copy.js";
 import { GitError, git, gitBytes, gitCapped, nulInput, nulParts } from "./git.js";
 import { addedOrModified, type OversizeFile, stageOversize } from "./oversize.js";
-import { sameIgnoreFiles, scanWorkspace } from "./scan.js";
+import { sameIgnoreFiles, scanWorkspace, type WorkspaceScan } from "./scan.js";
 import type { PreparedStart } from "./start.js";
 import { tempRoot } from "./temp.js";
 
@@ -99,20 +99,22 @@ const STATUS: Record<string, ChangeStatus> = {
  * Captures the workspace's changes against the start commit. The capture reads the start commit's
  * objects from the capture store (never from the workspace's .git, which the agent may have
  * rewritten, nor from the prepared tree's, which later attempts copy), writes the objects it makes
- * to a scratch object folder of its own, removed afterwards, and uses a private index.
+ * to a scratch object folder of its own, removed afterwards, and uses a private index. `scan` is the
+ * workspace's one pass (scan.ts) when the caller made it, for what else it reads from it.
  */
 export async function captureDiff(
   start: PreparedStart,
   workTree: string,
   indexFile: string,
   maxPatchBytes = DEFAULT_LIMITS.diffBytes,
+  scan?: WorkspaceScan,
 ): Promise<CapturedDiff> {
   const gitDir = start.captureGitDir ?? path.join(start.dir, ".git");
   // Next to the capture store, outside the agent's attempt folder (never inside the prepared tree).
   const scratch = start.captureGitDir ? path.dirname(gitDir) : tempRoot();
   const objects = await mkdtemp(path.join(scratch, "capture-objects-"));
   try {
-    return await captureWith(start, workTree, indexFile, maxPatchBytes, gitDir, objects);
+    return await captureWith(start, workTree, indexFile, maxPatchBytes, gitDir, objects, scan);
   } finally {
     await rm(objects, { recursive: true, force: true });
   }
@@ -125,6 +127,7 @@ async function captureWith(
   maxPatchBytes: number,
   gitDir: string,
   objects: string,
+  made?: WorkspaceScan,
 ): Promise<CapturedDiff> {
   // The index lives in the agent's attempt folder: a link the agent left there is replaced, never
   // written through.
@@ -143,7 +146,7 @@ async function captureWith(
   const opts = { cwd: workTree, env };
   // One pass over the tree finds what the agent locked, what is too large to read and its ignore
   // files; git lists files only when one is over the limit or an ignore file changed (0170).
-  const scan = await scanWorkspace(workTree, maxPatchBytes);
+  const scan = made ?? (await scanWorkspace(workTree, maxPatchBytes));
   const { unlocked } = scan;
   const oversize = await stageOversize(workTree, opts, maxPatchBytes, await addedOrModified(opts, scan.big));
   const hidden = (await sameIgnoreFiles(start, workTree, scan.ignoreFiles))

@@ -71,7 +71,13 @@ export function resolveGuards(
     if (toProblem) continue;
     verifiers.push({ from, to: path.posix.normalize(v.to.replaceAll("\\", "/")).replace(/\/+$/, "") });
   }
-  return { protected: [...globs], verifiers };
+  const guards: ScoringGuards = { protected: [...globs], verifiers };
+  // A test's setting replaces the file's; absent everywhere: protected.
+  const setupTrees = over.input?.setup_trees ?? def.input?.setup_trees;
+  const testConfig = over.input?.test_config ?? def.input?.test_config;
+  if (setupTrees) guards.setupTrees = setupTrees;
+  if (testConfig) guards.testConfig = testConfig;
+  return guards;
 }
 
 /** Why `p` is not a plain path inside the workspace, or undefined when it is. */
