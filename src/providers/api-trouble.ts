@@ -32,6 +32,7 @@ const STATUS_PATTERNS = [
 const TEXT_PATTERNS: [RegExp, string][] = [
   [/API key not valid|invalid x-api-key|Invalid API key|Incorrect API key/i, troubleOfStatus(401)!],
   [/experiencing high demand/i, "the model API was overloaded (server error)"],
+  [/exceeded your current quota|RESOURCE_EXHAUSTED/, troubleOfStatus(429)!],
 ];
 
 /** The trouble an error text of an agent CLI reports, or null. */
