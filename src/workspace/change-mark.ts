@@ -41,7 +41,7 @@ export async function markCopy(scratch: string): Promise<ChangeMark | undefined>
   const wallMs = Date.now();
   const monoMs = performance.now();
   const sinceNs = await ctimeOf(probe);
-  for (let waited = 0; waited <= MAX_WAIT_MS; waited += 1) {
+  while (performance.now() - monoMs <= MAX_WAIT_MS) {
     // A new file each time: one whose ctime was read gets a fine-grained stamp on its next change,
     // which says nothing about the clock other files are stamped with.
     if ((await ctimeOf(probe)) > sinceNs) return { sinceNs, wallMs, monoMs };

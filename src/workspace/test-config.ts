@@ -115,7 +115,7 @@ async function checkOne(
   return shown;
 }
 
-/** Whether key `k` or one of the folders above it (the root included) is in `set`. */
+/** Whether key `k` or one of the folders above it is in `set` (the root, the empty key, too). */
 function selfOrAbove(set: ReadonlySet<string>, k: string): boolean {
   if (set.has(k) || set.has("")) return true;
   for (let i = k.lastIndexOf("/"); i > 0; i = k.lastIndexOf("/", i - 1)) {
@@ -149,22 +149,15 @@ export async function restoreTestConfig(
     if (line) found.push(line);
   }
   const known = new Set(configs);
-  const trees = new Set(setupTrees);
+  // Setup-built trees hold no root key: "" never stands for "anywhere" here.
+  const trees = new Set([...setupTrees].filter((t) => t !== ""));
   for (const k of touched ?? []) {
     if (k === "" || known.has(k) || protectionOf(k) === undefined) continue;
-    if (selfOrAboveTree(trees, k)) continue;
+    if (selfOrAbove(trees, k)) continue;
     const s = await lstat(under(ws, bytes(k))).catch(() => undefined);
     if (!s || s.isDirectory()) continue;
     const line = await checkOne(start, ws, k, false);
     if (line) found.push(line);
   }
   return { tampered: found.sort(), complete: touched !== undefined };
-}
-
-function selfOrAboveTree(trees: ReadonlySet<string>, k: string): boolean {
-  if (trees.has(k)) return true;
-  for (let i = k.lastIndexOf("/"); i > 0; i = k.lastIndexOf("/", i - 1)) {
-    if (trees.has(k.slice(0, i))) return true;
-  }
-  return false;
 }
