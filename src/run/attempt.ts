@@ -33,6 +33,7 @@ import { calibrationFor, type GradeIn } from "./calibrate.js";
 import { regrade } from "./regrade.js";
 import { allTampered, decideStatus, type StageFacts, WORKSPACE_REPLACED } from "./status.js";
 import type { AgentRecord, AttemptResult } from "./types.js";
+import type { RegradeVerdict } from "./verify.js";
 
 export interface AttemptInput {
   spec: CaseSpec;
@@ -94,7 +95,6 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     if (transcript) r.transcript = transcript;
     if (agentOutput) r.agentOutput = agentOutput;
     const allWarnings = [...warnings, ...(decision.warnings ?? [])];
-    delete r.warnings;
     if (allWarnings.length > 0) r.warnings = allWarnings;
     const tampered = allTampered(facts);
     if (tampered.length > 0) r.tampered = tampered;
@@ -293,7 +293,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     phases.scorersMs = Math.round(performance.now() - s0);
     const r = result();
     if (regraded.verify) r.verify = regraded.verify;
-    if (regraded.verdict) Object.assign(r, regraded.verdict);
+    if (regraded.verdict && overridable(r, regraded.verdict)) Object.assign(r, regraded.verdict);
     r.diff = {
       files: diff.files,
       fileCount: diff.files.length,
@@ -306,6 +306,17 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
   } finally {
     if (!input.keepWorkspace) await discardTree(input.workDir);
   }
+}
+
+/**
+ * Whether disagreeing gradings decide the attempt's status: never over tampering or an error, and a
+ * failure the calibration confirms keeps its own kind (an agent_exit stays one), with the calibration's
+ * message when the kinds agree.
+ */
+function overridable(r: AttemptResult, verdict: RegradeVerdict): boolean {
+  if (r.status === "passed") return true;
+  if (r.status !== "failed" || r.failureKind === "tampered") return false;
+  return verdict.failureKind === "verifier_flake" || verdict.failureKind === r.failureKind;
 }
 
 /** The attempt's change mark, unless the test leaves both setup-built trees and test configuration writable. */

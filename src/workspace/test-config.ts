@@ -74,6 +74,15 @@ async function textOf(file: Buffer): Promise<string | undefined> {
   return readFile(file, "utf8");
 }
 
+/** Whether every folder on the way to key `k` in `root` is a real folder (not a link out of it). */
+async function realAncestors(root: string, k: string): Promise<boolean> {
+  for (let i = k.indexOf("/"); i > 0; i = k.indexOf("/", i + 1)) {
+    const s = await lstat(under(root, bytes(k.slice(0, i)))).catch(() => undefined);
+    if (!s?.isDirectory()) return false;
+  }
+  return true;
+}
+
 async function sameFile(a: Buffer, b: Buffer): Promise<boolean> {
   const [x, y] = await Promise.all([lstat(a).catch(() => undefined), lstat(b)]);
   if (!x?.isFile() || !y.isFile() || x.mode !== y.mode || x.size !== y.size) return false;
@@ -95,6 +104,11 @@ async function checkOne(
   const was = under(start.dir, bytes(k));
   const shown = bytes(k).toString("utf8");
   const how = protectionOf(k)!;
+  // A folder above it swapped for a link: nothing is read or written through it.
+  if (!(await realAncestors(ws, k))) {
+    await putBackWhole(start.dir, ws, bytes(k));
+    return shown;
+  }
   if (how === "whole") {
     if (inStart ? await sameFile(now, was) : (await lstat(now).catch(() => undefined)) === undefined) return;
     await putBackWhole(start.dir, ws, bytes(k));

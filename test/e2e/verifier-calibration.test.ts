@@ -69,6 +69,7 @@ test("empty cart totals 0", () => assert.strictEqual(total([]), 0));
     "agents/fixer.sh": `#!/bin/sh
 if [ "$EVALGATE_TEST_ID" = flaky-code ] && [ "$EVALGATE_ATTEMPT" = 3 ]; then cp "${dir}/racy.js" src/cart.js
 else cp "${dir}/fixed.js" src/cart.js; fi
+if [ "$EVALGATE_TEST_ID" = tampered-flaky-verifier ]; then echo "// mine" >> test/cart.test.js; fi
 `,
     "c.eval.yaml": JSON.stringify({
       name: "calibration",
@@ -89,6 +90,17 @@ else cp "${dir}/fixed.js" src/cart.js; fi
           instruction: "total() of an empty cart must be 0",
           reference: "fixes/cart.patch",
           verify_repeats: 2,
+          scorers: [
+            { name: "unit", type: "command", run: "node --test test/cart.test.js" },
+            { name: "flaky", type: "command", run: FLAKY_CHECK },
+          ],
+        },
+        {
+          id: "tampered-flaky-verifier",
+          instruction: "total() of an empty cart must be 0",
+          reference: "fixes/cart.patch",
+          verify_repeats: 2,
+          workspace: { protected: ["test/**"] },
           scorers: [
             { name: "unit", type: "command", run: "node --test test/cart.test.js" },
             { name: "flaky", type: "command", run: FLAKY_CHECK },
@@ -142,6 +154,11 @@ else cp "${dir}/fixed.js" src/cart.js; fi
       "passed 2 of 3 runs (flaky changed) (verify_repeats), and on the reference too (flaky changed; passed 2 of 3)",
     );
     expect(r.verify?.calibration).toMatchObject({ on: "reference", changed: ["flaky"] });
+  });
+
+  it("never lets a flaky verifier turn tampering into an uncounted flake", () => {
+    // before: the flake replaced the status, and the tampered attempt was not counted.
+    expect(result("tampered-flaky-verifier")).toMatchObject({ status: "failed", failure_kind: "tampered" });
   });
 
   it("calibrates on the start tree when the test has no reference (control)", () => {

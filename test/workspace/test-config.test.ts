@@ -122,6 +122,19 @@ describe("test configuration after the agent", () => {
     expect(existsSync(t.at("src/sub/conftest.py"))).toBe(false);
   });
 
+  it("never reads or writes through a folder the agent swapped for a link", async () => {
+    const t = await copyOfStart();
+    const outside = tempDir("evalgate-outside-");
+    const theirs = PKG.replace("vitest run", "true");
+    writeFileSync(path.join(outside, "package.json"), theirs);
+    rmSync(t.at("packages/a"), { recursive: true });
+    symlinkSync(outside, t.at("packages/a"));
+    expect((await t.check()).tampered).toEqual(["packages/a/package.json"]);
+    // The file outside is as it was; the workspace has a real folder with the start's file.
+    expect(readFileSync(path.join(outside, "package.json"), "utf8")).toBe(theirs);
+    expect(readFileSync(t.at("packages/a/package.json"), "utf8")).toBe(PKG);
+  });
+
   it("leaves configuration inside installed packages alone", async () => {
     const t = await copyOfStart();
     mkdirSync(t.at("node_modules/dep"), { recursive: true });
