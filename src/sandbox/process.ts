@@ -20,8 +20,9 @@ export interface ProcessSpec {
   logCapBytes?: number;
   /** Keep stdout in memory (capped) for parsing, e.g. a script scorer's score line. */
   captureStdout?: boolean;
-  /** Called with every chunk of stdout as it arrives (agents' event streams are parsed live). */
+  /** Called with every chunk of stdout (stderr) as it arrives: agents' events (API errors) are read live. */
   onStdout?: (chunk: Buffer) => void;
+  onStderr?: (chunk: Buffer) => void;
   /** Text given on stdin; stdin is closed otherwise. */
   input?: string;
   /** Time between SIGTERM and SIGKILL once the timeout fires. */
@@ -266,7 +267,10 @@ export class ChildProcessRunner implements ProcessRunner {
         stdout += chunk.toString("utf8");
       }
     });
-    child?.stderr?.on("data", (chunk: Buffer) => log.write(chunk));
+    child?.stderr?.on("data", (chunk: Buffer) => {
+      log.write(chunk);
+      spec.onStderr?.(chunk);
+    });
 
     let timedOut = false;
     let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
