@@ -29,10 +29,7 @@ export interface ProcessSpec {
   killGraceMs?: number;
   /** Secrets to redact from the log (and from `tail`); `stdout` is kept as printed, for parsing. */
   redactor?: Redactor;
-  /**
-   * Set by the runners that wrap a command in a PID namespace or the reaper (sandbox/isolation.ts):
-   * whatever it leaves behind dies with it, so no /proc walk is needed to find strays.
-   */
+  /** Set by runners that wrap a command in a PID namespace or the reaper: its strays die with it. */
   contained?: boolean;
   /**
    * Sent to the leader alone when the grace after SIGTERM ends, before the group gets SIGKILL: the
