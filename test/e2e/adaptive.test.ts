@@ -195,6 +195,13 @@ tests:
   });
 });
 
+/**
+ * The flaky checks below count their runs in a file outside the workspace, across attempts: a
+ * contained scorer cannot write there (docs/threat-model.md), so these runs leave grading
+ * uncontained. They test the reruns, not the containment.
+ */
+const COUNTING = { EVALGATE_ISOLATION: "none" };
+
 describe("verify_repeats", () => {
   it("an attempt whose scorers disagree with themselves is a verifier_flake, kept but not counted", () => {
     const dir = tempDir();
@@ -214,7 +221,7 @@ tests:
 `,
     });
     sh("chmod +x agent.sh check.sh", dir);
-    const r = runCli(["run", "--out", "b"], dir);
+    const r = runCli(["run", "--out", "b"], dir, COUNTING);
     const row = readJsonl<
       Row & { classification: string; reason: string; runs: { failure_kind: string | null; dir: string }[] }
     >(path.join(dir, "b/index.jsonl"))[0]!;
@@ -244,6 +251,8 @@ describe("verify_repeats on a scorer, and the automatic rerun", () => {
     const dir = tempDir();
     writeFiles(dir, {
       "app/answer.txt": "wrong\n",
+      // The calibration of a disagreeing attempt grades this reference (docs/gate.md, "Verifier flakes").
+      "fix.patch": "--- a/answer.txt\n+++ b/answer.txt\n@@ -1 +1 @@\n-wrong\n+right\n",
       "agent.sh": `#!/bin/sh\ncase " ${skip} " in *" $EVALGATE_ATTEMPT "*) exit 0 ;; esac\necho right > answer.txt\n`,
       "check.sh": `#!/bin/sh\nn=$(cat "${dir}/count" 2>/dev/null || echo 0); n=$((n + 1)); echo $n > "${dir}/count"\ncase " ${failOn} " in *" $n "*) exit 1 ;; esac\ngrep -q right answer.txt\n`,
       "v.eval.yaml": `name: verify
@@ -254,6 +263,7 @@ workspace: { seed: { path: app } }
 tests:
   - id: t
     instruction: "write right"
+    reference: fix.patch
 ${test}    scorers:
       - { name: check, type: command, run: ["${dir}/check.sh"]${scorerExtra} }
       - { name: steady, type: file, path: answer.txt, contains: right }
@@ -267,9 +277,10 @@ ${test}    scorers:
     readJson<{ verify: unknown; message: string | null }>(path.join(dir, "b", run.dir, "result.json"));
 
   it("a scorer's own verify_repeats reruns that scorer only; its disagreement is a verifier_flake", () => {
-    // Runs 1-3 are attempt 1 (the first and 2 reruns): run 2 fails.
-    const dir = verifySuite("", ", verify_repeats: 2", "2");
-    const r = runCli(["run", "--out", "b"], dir);
+    // Runs 1-3 are attempt 1 (the first and 2 reruns): run 2 fails; runs 4-6 calibrate the check on
+    // the reference, and run 5 fails: the check disagrees with itself there too.
+    const dir = verifySuite("", ", verify_repeats: 2", "2 5");
+    const r = runCli(["run", "--out", "b"], dir, COUNTING);
     const row = rowOf(dir);
     expect(row.runs[0]!.failure_kind).toBe("verifier_flake");
     expect(row.classification).toBe("verifier_flake");
@@ -277,20 +288,27 @@ ${test}    scorers:
     expect(row.verdict).toBe("pass");
     expect(r.code).toBe(0);
     const first = resultOf(dir, row.runs[0]!);
-    expect(first.verify).toEqual({ runs: 3, passed: 2, automatic: false, scorers: ["check"] });
+    expect(first.verify).toEqual({
+      runs: 3,
+      passed: 2,
+      automatic: false,
+      scorers: ["check"],
+      calibration: { on: "reference", runs: 3, passed: 2, changed: ["check"], dir: "run-1" },
+    });
     expect(first.message).toContain("passed 2 of 3 runs (check changed) (verify_repeats)");
     const run1 = path.join(dir, "b", row.runs[0]!.dir);
     expect(existsSync(path.join(run1, "verify-2/scorers/check.log"))).toBe(true);
     // The other scorer kept its first result: it did not run again.
     expect(existsSync(path.join(run1, "verify-1/scorers/steady.log"))).toBe(false);
-    // Every attempt's check ran 3 times (attempts 2 and 3 agreed with themselves).
-    expect(readFileSync(path.join(dir, "count"), "utf8").trim()).toBe("9");
+    // Every attempt's check ran 3 times (attempts 2 and 3 agreed with themselves), and 3 calibrations.
+    expect(readFileSync(path.join(dir, "count"), "utf8").trim()).toBe("12");
   });
 
   it("the only failing attempt among passes gets its scorers rerun: a flaky check is not the agent's", () => {
-    // Attempts 1 and 2 pass (runs 1, 2); attempt 3's first check (run 3) fails, its reruns pass.
-    const dir = verifySuite("", "", "3");
-    const r = runCli(["run", "--out", "b"], dir);
+    // Attempts 1 and 2 pass (runs 1, 2); attempt 3's first check (run 3) fails, its reruns pass;
+    // the calibration on the reference (runs 6-8) fails run 7.
+    const dir = verifySuite("", "", "3 7");
+    const r = runCli(["run", "--out", "b"], dir, COUNTING);
     const row = rowOf(dir);
     const third = row.runs.find((x) => x.attempt === 3)!;
     expect(third.failure_kind).toBe("verifier_flake");
@@ -299,6 +317,7 @@ ${test}    scorers:
       passed: 2,
       automatic: true,
       scorers: ["check", "steady"],
+      calibration: { on: "reference", runs: 3, passed: 2, changed: ["check"], dir: "run-3" },
     });
     expect(resultOf(dir, third).message).toContain("automatic rerun");
     expect(row).toMatchObject({ verdict: "pass", classification: "verifier_flake" });
@@ -306,12 +325,12 @@ ${test}    scorers:
     expect(r.code).toBe(0);
     // Attempts that agreed with their case were not rerun.
     expect(resultOf(dir, row.runs[0]!).verify).toBeNull();
-    expect(readFileSync(path.join(dir, "count"), "utf8").trim()).toBe("5");
+    expect(readFileSync(path.join(dir, "count"), "utf8").trim()).toBe("8");
   });
 
   it("a real odd failure is rerun, confirmed, and counted against the agent", () => {
     const dir = verifySuite("", "", "", "3");
-    const r = runCli(["run", "--out", "b"], dir);
+    const r = runCli(["run", "--out", "b"], dir, COUNTING);
     const row = rowOf(dir);
     const third = row.runs.find((x) => x.attempt === 3)!;
     expect(third.status).toBe("failed");
@@ -322,7 +341,7 @@ ${test}    scorers:
 
   it("verify_repeats: 0 on the test turns the automatic rerun off", () => {
     const dir = verifySuite("    verify_repeats: 0\n", "", "3");
-    const r = runCli(["run", "--out", "b"], dir);
+    const r = runCli(["run", "--out", "b"], dir, COUNTING);
     const row = rowOf(dir);
     const third = row.runs.find((x) => x.attempt === 3)!;
     expect(third.status).toBe("failed");
