@@ -10,6 +10,7 @@ import { UsageError } from "../errors.js";
 import { decideRun } from "../gate/run.js";
 import { isWithin } from "../paths.js";
 import { ISOLATION_LEVELS, type IsolationLevel, weakerLevel } from "../sandbox/isolation.js";
+import { openRows } from "../sandbox/threat-model.js";
 import { applyBaseline, comparisonSummary } from "./compare.js";
 import { mergedGateCase } from "./merge-decide.js";
 import { type Bundle, BundleError, confinedPath, readBundle, readCaseSummary, rowKey } from "./read.js";
@@ -262,6 +263,14 @@ export function mergedIsolation(shards: readonly Bundle[]): WireIsolation | unde
   }
   const level = levels.reduce(weakerLevel);
   const weakest = parts.filter((p) => p.level === level);
+  // What any shard left open, as it says, or by its level (an older evalgate).
+  const gaps = new Set<string>();
+  shards.forEach((b, i) => {
+    const said = (b.summary.isolation as { gaps?: unknown } | undefined)?.gaps;
+    const lvl = parts[i]!.level;
+    if (Array.isArray(said)) for (const g of said) if (typeof g === "string") gaps.add(g);
+    if (!Array.isArray(said) && lvl) for (const r of openRows(lvl)) gaps.add(r.open);
+  });
   const reasons = [...new Set(weakest.map((p) => p.reason).filter((r): r is string => r !== null))];
   const reason =
     reasons.length === 0
@@ -272,5 +281,5 @@ export function mergedIsolation(shards: readonly Bundle[]): WireIsolation | unde
             .filter((p) => p.reason !== null)
             .map((p) => `${p.name}: ${p.reason}`)
             .join("; ");
-  return { level, reason, targets: [...byTarget.values()] };
+  return { level, reason, targets: [...byTarget.values()], ...(gaps.size > 0 ? { gaps: [...gaps] } : {}) };
 }

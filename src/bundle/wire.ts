@@ -73,6 +73,11 @@ export interface WireIsolation {
   /** Why it is not bwrap (null when it is). */
   reason: string | null;
   targets: { name: string; level: WireIsolationLevel; reason: string | null }[];
+  /**
+   * The threat model's promises the run did not keep (what the agent could do, docs/threat-model.md);
+   * absent when it kept them all, and in older bundles.
+   */
+  gaps?: string[];
 }
 
 export function wireUsageTotals(t: UsageTotals | null): WireUsageTotals | null {

@@ -56,7 +56,7 @@ export const DEFAULT_ARCHIVE_LIMITS: ArchiveLimits = {
 };
 
 export type SeedSpec =
-  | { kind: "path"; path: string }
+  | { kind: "path"; path: string; exclude?: string[] }
   | GitSeed
   | { kind: "archive"; path: string; limits: ArchiveLimits }
   | { kind: "empty" };
@@ -77,6 +77,8 @@ export interface SetupSpec {
   evalDir: string;
   instructions?: string;
   envPassthrough: string[];
+  /** Whether setup may reach the network under bubblewrap (default true: it installs dependencies). */
+  network?: boolean;
 }
 
 /** A hidden verifier: `from` (absolute) is copied to `to` (relative to the workspace) for scoring. */

@@ -298,6 +298,7 @@ function viewOf(summary: Json, cases: CaseView[], problems: string[]): ReportVie
         ? {
             level: textOrNull(record(summary.isolation).level),
             reason: textOrNull(record(summary.isolation).reason),
+            ...gapsOf(record(summary.isolation).gaps),
           }
         : null,
     comparison: cmp
@@ -385,4 +386,11 @@ export async function loadReportView(
     { dir: bundle.dir, summary: bundle.summary, cases: bundle.rows.map((row) => ({ row })) },
     options,
   );
+}
+
+/** summary.json `isolation.gaps`, read item by item (a merged shard's bundle is untrusted input). */
+function gapsOf(value: unknown): { gaps?: string[] } {
+  if (!Array.isArray(value)) return {};
+  const gaps = value.filter((g): g is string => typeof g === "string").slice(0, 20);
+  return gaps.length > 0 ? { gaps } : {};
 }

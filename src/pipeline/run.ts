@@ -7,6 +7,7 @@ import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, stat } from "node:fs/promises";
 import path from "node:path";
 import { caseDurations } from "../bundle/durations.js";
+import { lockBundleFolder } from "../bundle/lock.js";
 import { type Bundle, readBundleAs, unsealedNote } from "../bundle/read.js";
 import type { WireIndexRow, WireSummary } from "../bundle/wire.js";
 import { BundleWriter, checkNewBundleFolder, defaultBundleDir, type FinishedCase } from "../bundle/write.js";
@@ -236,8 +237,10 @@ async function executeAndWrite(
   const runId = newRunId(startedAt);
   const bundleDir =
     opts.out !== undefined ? path.resolve(opts.cwd, opts.out) : await defaultBundleDir(opts.cwd, runId);
-  if (opts.out !== undefined) await checkNewBundleFolder(bundleDir, opts.out, opts.naming);
+  // One run per bundle folder: the lock first, so a second run names the first (docs/decisions/0189).
+  const lock = await lockBundleFolder(bundleDir, opts.out ?? bundleDir, opts.naming);
   try {
+    if (opts.out !== undefined) await checkNewBundleFolder(bundleDir, opts.out, opts.naming);
     return await writeRun(plan, opts, deps, baseline, isolation, startedAt, runId, bundleDir, redactor);
   } catch (error) {
     if (!isDiskFull(error)) throw error;
@@ -246,6 +249,8 @@ async function executeAndWrite(
     throw new UsageError(
       `no space left on the disk${where}: free some space, or ${opts.naming.roomOnDisk}. The bundle folder ${bundleDir} keeps what was written`,
     );
+  } finally {
+    await lock.release();
   }
 }
 
@@ -280,6 +285,7 @@ async function writeRun(
       keepWorkspaces: opts.keepWorkspaces ?? false,
       bundleDir,
       ...(isolation.bwrap ? { bwrap: isolation.bwrap, bwrapTargets: isolation.bwrapTargets } : {}),
+      ...(isolation.commandsBwrap ? { commandsBwrap: isolation.commandsBwrap } : {}),
       ...(interruption ? { interruption } : {}),
       moreAttempts,
       hooks: {

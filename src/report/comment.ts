@@ -112,11 +112,18 @@ const ISOLATION_GAP: Record<string, string> = {
   none: "the agent could write the run's files (the start tree, other attempts, the bundle), read evalgate's environment and leave processes running",
 };
 
+function joinAnd(parts: readonly string[]): string {
+  return parts.length < 2 ? (parts[0] ?? "") : `${parts.slice(0, -1).join(", ")} and ${parts.at(-1)}`;
+}
+
 /** Said plainly whenever an agent ran with less than bubblewrap's isolation (summary.json `isolation`). */
 function isolationNote(view: ReportView): Piece | null {
   const iso = view.isolation;
   if (!iso?.level || iso.level === "bwrap") return null;
-  const gap = ISOLATION_GAP[iso.level] ?? "";
+  // The bundle says which promises were not kept; an older bundle, by its level alone.
+  const gap = iso.gaps?.length
+    ? md.text(clip(`the agent could ${joinAnd(iso.gaps)}`, 700))
+    : (ISOLATION_GAP[iso.level] ?? "");
   const why = iso.reason ? ` Why: ${md.text(clip(iso.reason, 300))}.` : "";
   return { open: `⚠️ **Isolation: ${md.text(clip(iso.level, 20))}** — ${gap}.${why}\n\n` };
 }

@@ -245,6 +245,8 @@ export interface IsolationView {
   /** bwrap | pid-namespace | subreaper | none; null when no target runs an agent program. */
   level: string | null;
   reason: string | null;
+  /** What the agent could do at that level (the threat model's rows the run did not keep). */
+  gaps?: string[];
 }
 
 /** A case that passed on every counted attempt with nothing odd: its evidence is not loaded. */

@@ -12,14 +12,17 @@ export async function runScorerCommand(
   ctx: ScorerContext,
   options: { run: string | string[]; cwd?: string; env_passthrough?: string[] },
   captureStdout = false,
+  /** More placeholders (a tests scorer's {REPORT_FILE}) and variables for this command. */
+  extra: { placeholders?: Record<string, string>; env?: Record<string, string> } = {},
 ): Promise<ProcessOutcome> {
   const cwd = options.cwd ? path.resolve(ctx.workspace, options.cwd) : ctx.workspace;
   // A cwd the agent made a link to another folder (another attempt's) would grade that folder.
   if (options.cwd) await mustResolveInside(ctx.workspace, cwd, `cwd ${options.cwd}`);
-  const env = ctx.env(options.env_passthrough ?? []);
+  const env = { ...ctx.env(options.env_passthrough ?? []), ...extra.env };
   const command = expandPlaceholders(toCommand(options.run), {
     WORKSPACE: ctx.workspace,
     EVAL_DIR: ctx.spec.evalDir,
+    ...extra.placeholders,
   });
   return ctx.runner.run({
     command: await withoutShell(command, cwd, env.PATH),

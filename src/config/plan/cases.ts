@@ -22,7 +22,7 @@ import { lineOf, type PathKey, prunedUnder } from "../yaml.js";
 import type { PlanContext } from "./context.js";
 import { resolveEnvironment, resolveResources } from "./environment.js";
 import { caseGate } from "./gate.js";
-import { resolveGuards } from "./guards.js";
+import { answerKeyInSeed, resolveGuards } from "./guards.js";
 import type { Policy, TestRecord } from "./records.js";
 import { resolveScorers, type ScorerItem } from "./scorers.js";
 import { resolveWorkspace, type WorkspaceSource } from "./workspace.js";
@@ -113,7 +113,13 @@ async function expandTest(
     { input: test.environment, src: rec.src, at: [...rec.at, "environment"], dir: rec.dir },
   );
   const resources = resolveResources(ownerFile.file.resources, test.resources);
-  const guards = resolveGuards(ctx, wsDefault, wsOverride, ws?.seed);
+  const guards = resolveGuards(ctx, wsDefault, wsOverride);
+  const seedFrom = test.workspace?.seed ? wsOverride : wsDefault;
+  answerKeyInSeed(ctx, ws?.seed, seedFrom.src, [...seedFrom.at, "seed"], {
+    evalFiles: [...new Set([rec.src.path, ownerFile.src.path])],
+    ...(reference ? { reference: reference.path } : {}),
+    verifiers: guards.verifiers.map((v) => v.from),
+  });
   const timeouts = timeoutsOf(owner.policy.timeouts);
   const scorerItems: ScorerItem[] = [
     ...(test.scorers ?? []).map((scorer, i) => ({

@@ -3,7 +3,9 @@
  * 1.0 or all omitted, unique names, commands' placeholders and variables, and each scorer's own
  * check of its options (asked of the run's preflight, which knows the scorers).
  */
-import { toCommand, WORKSPACE_PLACEHOLDERS } from "../../sandbox/commands.js";
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { REPORT_PLACEHOLDERS, toCommand, WORKSPACE_PLACEHOLDERS } from "../../sandbox/commands.js";
 import { parseDuration } from "../duration.js";
 import type { ScorerInput } from "../schema/scorers.js";
 import type { ScorerSpec, Timeouts } from "../types.js";
@@ -44,17 +46,30 @@ export function resolveScorers(
     if ("run" in s) {
       const cmd = toCommand(s.run);
       const at = [...item.at, "run"];
+      const known =
+        s.type === "tests" ? [...WORKSPACE_PLACEHOLDERS, ...REPORT_PLACEHOLDERS] : WORKSPACE_PLACEHOLDERS;
       checkPlaceholders(
         ctx,
         item.src,
         at,
         cmd,
-        WORKSPACE_PLACEHOLDERS,
-        () => `scorer commands know ${WORKSPACE_PLACEHOLDERS.map((p) => `{${p}}`).join(" ")}`,
+        known,
+        () => `${s.type} scorer commands know ${known.map((p) => `{${p}}`).join(" ")}`,
       );
       checkQuotable(ctx, item.src, at, cmd);
       checkEvalDirProgram(ctx, item.src, at, cmd, item.dir);
       checkPassthrough(ctx, item.src, [...item.at, "env_passthrough"], s.env_passthrough);
+      (s.read_only ?? []).forEach((p, i) => {
+        const abs = path.resolve(item.dir, p);
+        if (!existsSync(abs)) {
+          ctx.problem(
+            item.src,
+            [...item.at, "read_only", i],
+            `folder ${ctx.display(abs)} does not exist`,
+            ctx.relativeHint(item.dir),
+          );
+        }
+      });
     }
     for (const p of ctx.checks.scorer?.(s, item.dir) ?? []) {
       ctx.problem(item.src, [...item.at, ...(p.at ?? [])], p.message, p.hint);

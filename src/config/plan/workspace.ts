@@ -107,6 +107,13 @@ class WorkspaceResolver {
   async seed(): Promise<SeedSpec | undefined> {
     const input = this.from.input!.seed!;
     const kinds = SEED_KINDS.filter((k) => input[k] !== undefined);
+    if (input.exclude !== undefined && input.path === undefined) {
+      this.problem(
+        ["exclude"],
+        "exclude applies to a path seed only",
+        "remove exclude, or seed from a folder",
+      );
+    }
     if (kinds.length !== 1) {
       this.problem(
         [],
@@ -123,11 +130,28 @@ class WorkspaceResolver {
         this.problem(["path"], `seed folder ${this.ctx.display(abs)} does not exist`, this.relativeHint());
         return undefined;
       }
-      return { kind: "path", path: abs };
+      const exclude = this.excludes(input.exclude ?? []);
+      return { kind: "path", path: abs, ...(exclude.length > 0 ? { exclude } : {}) };
     }
     if (input.git) return this.git(input.git);
     if (input.archive !== undefined) return this.archive(input.archive);
     return { kind: "empty" };
+  }
+
+  /** `exclude:` as clean relative paths of the seed folder (`a/b`); a path that leaves it is refused. */
+  private excludes(list: readonly string[]): string[] {
+    const out: string[] = [];
+    list.forEach((p, i) => {
+      const { subdir, problem } = normalizeSubdir(p);
+      if (problem || !subdir) {
+        this.problem(
+          ["exclude", i],
+          `exclude "${p}" ${problem ?? "is the whole seed"}`,
+          "for example exclude: [evals]",
+        );
+      } else out.push(subdir);
+    });
+    return out;
   }
 
   private async git(
@@ -251,6 +275,7 @@ class WorkspaceResolver {
       checkEvalDirProgram(this.ctx, setupFrom.src, [...at, "command"], setup.command, setupFrom.dir);
     }
     if (input.instructions) setup.instructions = input.instructions;
+    if (input.network !== undefined) setup.network = input.network;
     return setup;
   }
 
