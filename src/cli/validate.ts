@@ -33,6 +33,7 @@ export async function validateCommand(paths: string[], o: ValidateFlags, io: Com
   if (given.length > 0) throw new UsageError(`--${given[0]} only applies with --solvable`);
   const plan = await checkedPlan({ cwd: io.cwd, projectRoot, paths, naming: CLI_NAMING });
   for (const note of plan.notes) io.logger.info(`note: ${note}`);
+  for (const tip of plan.tips ?? []) io.logger.info(`tip: ${tip}`);
   const tests = new Set(plan.cases.map((c) => `${c.identity.evalPath}/${c.identity.testId}`)).size;
   const files = plan.roots.length;
   io.stdout.write(

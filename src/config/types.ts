@@ -252,6 +252,8 @@ export interface Plan {
   concurrency: number;
   /** Notes for the user (suites that run through a wrapper, filters that matched nothing). */
   notes: string[];
+  /** Advice for the eval file's author that `validate` shows (a scorer that would say more). */
+  tips?: string[];
 }
 
 export const DEFAULT_TIMEOUTS: Timeouts = {

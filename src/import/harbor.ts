@@ -109,7 +109,7 @@ export async function importHarbor(opts: ImportOptions): Promise<ImportOutcome> 
       : { "_harbor/verify.sh": { text: VERIFY_SH, executable: true } },
     notes: host
       ? [
-          "The task's scripts run under bubblewrap (`_harbor/in-task.sh`), so the runner needs `bwrap` and unprivileged user namespaces (README: sandbox).",
+          "The task's scripts run under bubblewrap (`_harbor/in-task.sh`), so the runner needs `bwrap` and unprivileged user namespaces (docs/isolation.md).",
           "The agent works in the workspace itself: the instruction's paths under the task's WORKDIR refer to it.",
         ]
       : [

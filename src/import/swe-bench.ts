@@ -290,7 +290,9 @@ export async function importSweBench(opts: ImportOptions): Promise<ImportOutcome
               `regenerate ${name} against ${base.slice(0, 12)}, or correct base_commit`,
             );
         }
-        url = mirror;
+        // Relative to the eval file, so the suite can be committed beside its mirrors as it is.
+        const rel = path.relative(path.resolve(opts.cwd, opts.out), mirror).split(path.sep).join("/");
+        url = rel.startsWith(".") ? rel : `./${rel}`;
       } else {
         notes.push(
           "the patches were not checked against base_commit (no --repos mirror): validate --solvable checks them",

@@ -171,7 +171,7 @@ export async function writeImport(o: ImportOutcome, out: string, shown?: string)
     tests: o.tests.map((t) => t.entry),
   };
   const header =
-    "# Written by `evalgate import`: replace the noop target with your agent (README: Targets).\n";
+    "# Written by `evalgate import`: replace the noop target with your agent (docs/agents.md).\n";
   await writeFile(path.join(out, evalName), header + stringify(file, { lineWidth: 0 }));
   await writeFile(path.join(out, "IMPORT.md"), report(o, evalName, shown ?? path.join(out, evalName)));
   return path.join(out, evalName);

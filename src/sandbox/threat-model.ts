@@ -121,7 +121,7 @@ export const THREAT_MODEL: readonly ThreatRow[] = [
     id: "report",
     of: "run",
     promise:
-      "A tests scorer's report is read from `{REPORT_FILE}`, a fresh path outside the workspace per grading: no report planted in advance is read",
+      "A tests scorer reads no report planted before its command ran, and with `{REPORT_FILE}` (a fresh path outside the workspace per grading) none written at a path the eval file names",
     keeps: ALL,
     open: "plant a tests scorer's report",
   },

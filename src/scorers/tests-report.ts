@@ -12,6 +12,7 @@ import type { ScorerInput } from "../config/schema/scorers.js";
 import { isWithin } from "../paths.js";
 import { CtrfError, looksLikeCtrf, parseCtrf } from "./ctrf.js";
 import { JUnitError, parseJUnit, type TestCaseResult } from "./junit.js";
+import { looksLikeTap, parseTap, TapError } from "./tap.js";
 import type { ScorerContext, ScorerResult } from "./types.js";
 import { mustResolveInside, RefusedPath } from "./workspace-path.js";
 
@@ -137,10 +138,9 @@ export async function readReports(
     }
     try {
       const text = await readFile(file, "utf8");
-      const ctrf = format ? format === "ctrf" : looksLikeCtrf(text);
-      cases.push(...(ctrf ? parseCtrf(text) : parseJUnit(text)));
+      cases.push(...parseReport(text, format));
     } catch (error) {
-      if (error instanceof JUnitError || error instanceof CtrfError) {
+      if (error instanceof JUnitError || error instanceof CtrfError || error instanceof TapError) {
         return { state: "error", reason: `${place.rel(file)}: ${error.message}` };
       }
       throw error;
@@ -148,4 +148,12 @@ export async function readReports(
     read.push(place.rel(file));
   }
   return { cases, read };
+}
+
+/** A report's tests in the format it was declared in, else the one its content looks like. */
+function parseReport(text: string, format: "junit" | "ctrf" | "tap" | undefined): TestCaseResult[] {
+  const kind = format ?? (looksLikeCtrf(text) ? "ctrf" : looksLikeTap(text) ? "tap" : "junit");
+  if (kind === "ctrf") return parseCtrf(text);
+  if (kind === "tap") return parseTap(text);
+  return parseJUnit(text);
 }

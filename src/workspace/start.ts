@@ -18,7 +18,7 @@ import { type CaptureInfo, captureInfoOf, type GitMeta, readGitMeta, restoreGitM
 import { describeSeed, materializeSeed } from "./seed.js";
 
 /**
- * The tag on the start commit. Its name predates the word "start commit" and stays: the README
+ * The tag on the start commit. Its name predates the word "start commit" and stays: docs/eval-files.md
  * documents it and users' setup and scorer scripts may refer to it.
  */
 export const START_TAG = "evalgate-baseline";

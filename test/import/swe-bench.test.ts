@@ -101,6 +101,9 @@ describe("evalgate import swe-bench", () => {
     const yaml = readFileSync(path.join(dir, "suite/swe-bench.eval.yaml"), "utf8");
     expect(yaml).toContain(`ref: ${base}`);
     expect(yaml).toContain("- tests/test_calc.py::test_add");
+    // The mirror is named relative to the eval file (before: an absolute path of this machine).
+    expect(yaml).toContain("url: ../mirrors/acme/calc");
+    expect(yaml).not.toContain(dir);
 
     expect(runCli(["validate", "suite"], dir).code).toBe(0);
     const s = runCli(["validate", "--solvable", "suite", "--json"], dir);

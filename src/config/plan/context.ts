@@ -19,6 +19,8 @@ export class PlanContext {
   readonly problems = new ProblemList();
   /** Warnings that do not stop a run (an old spelling), shown by validate and run as notes. */
   readonly notes = new Set<string>();
+  /** Advice for the eval file's author, shown by validate only (a better scorer for a command). */
+  readonly tips = new Map<string, string>();
   readonly targetOrigins = new WeakMap<TargetSpec, Origin>();
   readonly scorerOrigins = new WeakMap<ScorerSpec, Origin>();
   /** Where each resolved environment is written (a test's `environment:`, or its file's). */

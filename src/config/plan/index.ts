@@ -109,5 +109,6 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
     cases: selected,
     concurrency,
     notes: [...ctx.notes, ...notes],
+    tips: [...ctx.tips.values()],
   };
 }

@@ -85,12 +85,14 @@ export const testsScorerSchema = z
       .min(1)
       .optional()
       .describe(
-        "Without it (recommended), the command writes its report to {REPORT_FILE} (or $EVALGATE_REPORT_FILE; its folder {REPORT_DIR}): a fresh path outside the workspace per grading. With it: the JUnit XML or CTRF JSON report(s) the command writes in the workspace, a path or glob relative to cwd, removed before the command runs",
+        "Without it (recommended), the command writes its report to {REPORT_FILE} (or $EVALGATE_REPORT_FILE; its folder {REPORT_DIR}): a fresh path outside the workspace per grading. With it: the JUnit XML, CTRF JSON or TAP report(s) the command writes in the workspace, a path or glob relative to cwd, removed before the command runs",
       ),
     report_format: z
-      .enum(["junit", "ctrf"])
+      .enum(["junit", "ctrf", "tap"])
       .optional()
-      .describe("junit (XML) or ctrf (CTRF JSON); default: detected from each report's content"),
+      .describe(
+        "junit (XML), ctrf (CTRF JSON) or tap (TAP: tape, node --test --test-reporter=tap, mocha --reporter tap); default: detected from each report's content",
+      ),
     fail_to_pass: z
       .array(z.string().min(1))
       .optional()
@@ -100,7 +102,9 @@ export const testsScorerSchema = z
       .optional()
       .describe("Tests that must not fail (a missing one counts as failing)"),
   })
-  .describe("Runs a test command and grades its JUnit XML report; without lists, every test must pass");
+  .describe(
+    "Runs a test command and grades its JUnit XML, CTRF or TAP report; without lists, every test must pass",
+  );
 
 export const AST_GREP_LANGUAGES = [
   "typescript",
