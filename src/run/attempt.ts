@@ -7,9 +7,10 @@ import { chmod, copyFile, mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { formatSize } from "../config/size.js";
 import { agentFolder, type CaseSpec } from "../config/types.js";
+import type { HostLimits } from "../environment/limits.js";
 import { providerFor } from "../providers/index.js";
 import type { Usage } from "../providers/types.js";
-import { type Containment, sandboxedRunner } from "../sandbox/bwrap.js";
+import type { Containment } from "../sandbox/bwrap.js";
 import { buildEnv } from "../sandbox/env.js";
 import { type ProcessRunner, runnerWith } from "../sandbox/process.js";
 import { type Grading, grade } from "../scorers/grading.js";
@@ -28,6 +29,15 @@ import { restoreWorkspaceGit, SCORER_GIT_ENV } from "../workspace/git-guard.js";
 import { installVerifiers, restoreProtected } from "../workspace/protect.js";
 import type { PreparedStart } from "../workspace/start.js";
 import { type ScorerProcesses, scorerProcesses } from "./contain.js";
+import {
+  agentRunnerFor,
+  type CasePlace,
+  hostLimited,
+  limitWatch,
+  placeFacts,
+  placeFor,
+  scorerResources,
+} from "./environment.js";
 import { decideStatus, type StageFacts, WORKSPACE_REPLACED } from "./status.js";
 import type { AgentRecord, AttemptResult } from "./types.js";
 import { disagreesWithCase, verifyPlan } from "./verify.js";
@@ -51,6 +61,10 @@ export interface AttemptInput {
   hidden?: readonly string[];
   /** How the scorers are contained: bubblewrap when the run has it, whatever the target's sandbox. */
   containment?: Containment;
+  /** The case's image, when it has an environment: every process of the attempt runs in it. */
+  place?: CasePlace;
+  /** Where the case's resources are applied on the host (a case without an environment). */
+  hostLimits?: HostLimits;
   /** The tries of this case finished so far (for the automatic verifier rerun, run/verify.ts). */
   peers?: () => readonly AttemptResult[];
 }
@@ -96,6 +110,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     if (warnings.length > 0) r.warnings = [...warnings];
     if (facts.tampered?.length) r.tampered = facts.tampered;
     if (facts.grading) r.grading = facts.grading;
+    Object.assign(r, placeFacts(spec, input.place, input.hostLimits));
     return r;
   };
 
@@ -132,19 +147,18 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     const agentLog = path.join(evidenceDir, "agent.log");
     await writeFile(agentLog, "");
     const target = spec.target;
-    let agentRunner = runner;
-    if (target.sandbox?.kind === "bwrap" && !input.bwrap) {
-      throw new Error("internal: sandbox: bwrap without a checked bubblewrap program");
-    }
-    // Without bubblewrap (sandbox: none, or auto where it cannot run) the agent runs under the run's
-    // reaper, which `runner` already applies (sandbox/isolation.ts).
-    if (target.sandbox && input.bwrap) {
-      // The agent may write its attempt folder only (workspace, HOME, TMPDIR, its output file).
-      agentRunner = sandboxedRunner(runner, input.bwrap, target.sandbox, [input.workDir], input.hidden);
-    } else if (!target.sandbox) {
-      // sandbox: none opts out of all isolation, the reaper's PID namespace included.
-      agentRunner = { run: (s) => runner.run({ ...s, reap: false }) };
-    }
+    // In the case's image, under bubblewrap, or under the run's reaper; within the case's resources.
+    const agentLimit = limitWatch(
+      agentRunnerFor(runner, {
+        spec,
+        workspace: ws,
+        attemptDir: input.workDir,
+        ...(input.place ? { place: input.place } : {}),
+        ...(input.hostLimits ? { hostLimits: input.hostLimits } : {}),
+        ...(input.bwrap ? { bwrap: input.bwrap } : {}),
+        hidden: input.place ? (input.containment?.hidden ?? []) : (input.hidden ?? []),
+      }),
+    );
     const outputFile = path.join(input.workDir, "output.json");
     const a0 = performance.now();
     const outcome = await providerFor(target.provider).run({
@@ -173,7 +187,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
         home,
         tmp,
       }),
-      runner: agentRunner,
+      runner: agentLimit.runner,
     });
     phases.agentMs = Math.round(performance.now() - a0);
     const agent: AgentRecord = {
@@ -185,6 +199,8 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     if (outcome.error) agent.error = outcome.error;
     if (outcome.stopped) agent.stopped = outcome.stopped;
     if (outcome.activity) agent.activity = outcome.activity;
+    const limit = agentLimit.hit();
+    if (limit) agent.limit = limit;
     if (outcome.usage) usage = outcome.usage;
     if (outcome.transcript) transcript = outcome.transcript;
     if (outcome.agentOutput) agentOutput = outcome.agentOutput;
@@ -247,12 +263,14 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     const scorerTmp = path.join(input.workDir, "scorer-tmp");
     await freshFolder(scorerHome);
     await freshFolder(scorerTmp);
-    const procs = scorerProcesses(runner, input.containment ?? { hidden: [] }, spec, {
-      workspace: ws,
-      attempt: input.workDir,
-      home: scorerHome,
-      tmp: scorerTmp,
-    });
+    const inScorer = scorerResources(spec.resources);
+    const procs = scorerProcesses(
+      input.place ? runner : hostLimited(runner, inScorer, input.hostLimits, [ws]),
+      input.containment ?? { hidden: [] },
+      spec,
+      { workspace: ws, attempt: input.workDir, home: scorerHome, tmp: scorerTmp },
+      input.place ? placeFor(input.place, inScorer) : undefined,
+    );
     facts.grading = await scoreAttempt(spec, ws, diff, evidenceDir, procs, scorerHome, scorerTmp);
     const first = facts.grading;
     // verify_repeats (or the automatic rerun of an attempt that disagrees with its case): scorers

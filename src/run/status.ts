@@ -63,6 +63,16 @@ export function decideStatus(f: StageFacts): StatusDecision {
     };
   }
   const a = f.agent;
+  // A limit the case declares is part of its task: an agent stopped there failed it, whatever it
+  // left behind (as a timeout is decided whatever was scored).
+  if (a?.limit) {
+    return {
+      status: "failed",
+      failureStage: "agent",
+      failureKind: `${a.limit.kind}_limit`,
+      message: `the agent was ${a.limit.detail.startsWith("killed") ? "" : "stopped: it "}${a.limit.detail}`,
+    };
+  }
   if (a?.timedOut) {
     const secs = f.agentTimeoutMs ? `${Math.round(f.agentTimeoutMs / 1000)} s` : "its time limit";
     return {
