@@ -16,6 +16,7 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { probeCgroups } from "../../src/environment/cgroup.js";
 import { busyboxImage, testEngine, toolContext } from "../environment/images.js";
 import { readJson, readJsonl, runCliAsync, tempDir, writeFiles } from "../helpers.js";
 
@@ -130,5 +131,99 @@ tests:
     });
     const attempt = readJson<{ environment: Record<string, string> }>(path.join(run1, "result.json"));
     expect(attempt.environment).toEqual(summary.environment);
+  });
+});
+
+describe.skipIf(!engine)("resources stop an attempt, not the run (real engine)", () => {
+  const cgroups = probeCgroups();
+  let out: string;
+  let run: Awaited<ReturnType<typeof runCliAsync>>;
+
+  beforeAll(async () => {
+    const base = await busyboxImage(engine!);
+    const dir = tempDir("evalgate-envres-");
+    mkdirSync(path.join(dir, "env"), { recursive: true });
+    toolContext(base, path.join(dir, "env"));
+    const env = "environment: { build: { dockerfile: env/Containerfile } }";
+    writeFiles(dir, {
+      "project/main.txt": "start\n",
+      "agent.sh": `case "$EVALGATE_TEST_ID" in
+  hog|host-hog) x=a; while true; do x="$x$x"; done ;;
+  bomb) bomb() { bomb | bomb & }; bomb; sleep 30 ;;
+  fine) exam-tool fine > fine.txt ;;
+esac
+`,
+      "r.eval.yaml": `name: resources
+targets:
+  - { name: agent, provider: command, command: ["sh", "{EVAL_DIR}/agent.sh"] }
+workspace: { seed: { path: project } }
+timeouts: { agent: 20s }
+tests:
+  - id: hog
+    instruction: hog memory in the image
+    ${env}
+    resources: { memory: 32MiB }
+    scorers: [{ name: ran, type: command, run: "true" }]
+  - id: bomb
+    instruction: fork without end in the image
+    ${env}
+    resources: { pids: 20 }
+    timeout: 5s
+    scorers: [{ name: ran, type: command, run: "true" }]
+  - id: host-hog
+    instruction: hog memory on the host
+    resources: { memory: 32MiB }
+    scorers: [{ name: ran, type: command, run: "true" }]
+  - id: fine
+    instruction: stay within the limits
+    ${env}
+    resources: { memory: 256MiB, pids: 100, cpus: 0.5 }
+    scorers: [{ name: ran, type: command, run: "grep -q 'ran: fine' fine.txt" }]
+`,
+    });
+    out = path.join(dir, "out");
+    run = await runCliAsync(["run", ".", "--out", out, "--work-dir", path.join(dir, "work")], dir);
+    if (!run.stdout.includes("index.jsonl") && run.code > 1) console.error(run.stdout, run.stderr);
+  }, 600_000);
+
+  const result = (id: string) =>
+    readJson<{
+      status: string;
+      failure_stage: string | null;
+      failure_kind: string | null;
+      message: string | null;
+      agent: { limit: { kind: string; detail: string } | null };
+      resources: { resource: string; by: string | null }[] | null;
+    }>(path.join(runDir(out, id), "result.json"));
+
+  it("records a memory hog in the image as the agent's failure at its memory limit", () => {
+    // before: the run refused the case; a container without --memory let the hog take the machine.
+    const r = result("hog");
+    expect([r.status, r.failure_stage, r.failure_kind]).toEqual(["failed", "agent", "memory_limit"]);
+    expect(r.agent.limit?.detail).toMatch(/memory limit of 32 MiB/);
+    expect(r.resources).toEqual([{ resource: "memory", by: "engine", note: null }]);
+  });
+
+  it("records a fork bomb in the image as the agent's failure at its pids limit", () => {
+    const r = result("bomb");
+    expect([r.status, r.failure_stage, r.failure_kind]).toEqual(["failed", "agent", "pids_limit"]);
+    expect(r.agent.limit?.detail).toMatch(/limit of 20 processes/);
+  });
+
+  it.skipIf(typeof cgroups === "string")("stops a memory hog on the host at its cgroup's limit", () => {
+    // before: the run refused resources; without them the hog ran until the machine's OOM killer.
+    const r = result("host-hog");
+    expect([r.status, r.failure_kind]).toEqual(["failed", "memory_limit"]);
+    expect(r.resources).toEqual([{ resource: "memory", by: "cgroup", note: null }]);
+  });
+
+  it("goes on with the run: a case within its limits passes, the bundle is complete", () => {
+    expect(result("fine").status).toBe("passed");
+    const rows = readJsonl<Row>(path.join(out, "index.jsonl"));
+    expect(rows).toHaveLength(4);
+    const summary = readJson<{ resources: Record<string, unknown> }>(
+      path.join(path.dirname(runDir(out, "fine")), "summary.json"),
+    );
+    expect(summary.resources).toMatchObject({ memory_bytes: 256 * 2 ** 20, pids: 100, cpus: 0.5 });
   });
 });
