@@ -149,9 +149,6 @@ export function notRunnable(c: CaseSpec): string | undefined {
   if (c.target.provider !== "command" && c.target.provider !== "noop") {
     return `target "${c.target.name}" (provider ${c.target.provider}) cannot run in an environment yet: only provider: command targets do (their command runs in the image)`;
   }
-  if (c.target.networkAllow) {
-    return `target "${c.target.name}" has a network allow-list, which evalgate validates but does not apply in a run yet: use network: true or false`;
-  }
   return undefined;
 }
 

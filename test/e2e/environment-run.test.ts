@@ -14,8 +14,10 @@
  * run itself from the eval's Containerfile (the engine's layer cache makes later builds instant).
  */
 import { mkdirSync, readFileSync } from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { probeCgroups } from "../../src/environment/cgroup.js";
 import { busyboxImage, testEngine, toolContext } from "../environment/images.js";
 import { readJson, readJsonl, runCliAsync, tempDir, writeFiles } from "../helpers.js";
@@ -225,5 +227,88 @@ tests:
       path.join(path.dirname(runDir(out, "fine")), "summary.json"),
     );
     expect(summary.resources).toMatchObject({ memory_bytes: 256 * 2 ** 20, pids: 100, cpus: 0.5 });
+  });
+});
+
+describe.skipIf(!engine)("a target's network allow-list in the image (real engine)", () => {
+  const servers: http.Server[] = [];
+  const serve = async (text: string) => {
+    const s = http.createServer((_, res) => res.end(`${text}\n`));
+    await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
+    servers.push(s);
+    return (s.address() as AddressInfo).port;
+  };
+  let out: string;
+  let other: number;
+
+  beforeAll(async () => {
+    const base = await busyboxImage(engine!);
+    const dir = tempDir("evalgate-envnet-");
+    mkdirSync(path.join(dir, "env"), { recursive: true });
+    toolContext(base, path.join(dir, "env"));
+    const allowed = await serve("allowed host");
+    other = await serve("other host");
+    writeFiles(dir, {
+      "project/main.txt": "start\n",
+      "agent.sh": `wget -q -O- http://127.0.0.1:${allowed}/ > allowed.txt || echo failed > allowed.txt
+wget -q -O- http://127.0.0.1:${other}/ > other.txt || echo refused > other.txt
+`,
+      "n.eval.yaml": `name: network
+environment: { build: { dockerfile: env/Containerfile } }
+targets:
+  - name: listed
+    provider: command
+    command: ["sh", "{EVAL_DIR}/agent.sh"]
+    sandbox: { type: auto, network: { allow: ["127.0.0.1:${allowed}"] } }
+workspace: { seed: { path: project } }
+tests:
+  - id: reach
+    instruction: reach what is listed
+    scorers:
+      - { name: allowed, type: command, run: "grep -q 'allowed host' allowed.txt" }
+      - { name: other, type: command, run: "grep -q refused other.txt" }
+`,
+    });
+    out = path.join(dir, "out");
+    const run = await runCliAsync(["run", ".", "--out", out, "--work-dir", path.join(dir, "work")], dir);
+    if (!run.stdout.includes("index.jsonl") && run.code > 1) console.error(run.stdout, run.stderr);
+  }, 600_000);
+
+  afterAll(() => {
+    for (const s of servers) s.close();
+  });
+
+  it("lets the agent reach the listed host only, and logs what it refused", () => {
+    // before: the run refused the case; a container on the engine's default network reached both.
+    const r = readJson<{ status: string; message: string | null }>(
+      path.join(runDir(out, "reach"), "result.json"),
+    );
+    expect([r.status, r.message]).toEqual(["passed", null]);
+    const log = readFileSync(path.join(runDir(out, "reach"), "agent.log"), "utf8");
+    expect(log).toContain(`refused (not on the network allow-list): 127.0.0.1:${other}`);
+  });
+});
+
+describe("what an environment cannot run yet is refused before the run", () => {
+  it("refuses an agent CLI preset in an environment, naming the test and what does run", async () => {
+    // before: every case with an environment was refused, whatever its target.
+    const dir = tempDir("evalgate-envno-");
+    writeFiles(dir, {
+      "project/main.txt": "start\n",
+      "p.eval.yaml": `name: preset
+environment: { image: "localhost/evalgate-test/none:1" }
+targets: [{ name: claude, provider: claude-code }]
+workspace: { seed: { path: project } }
+tests:
+  - id: preset-in-image
+    instruction: anything
+    scorers: [{ name: ran, type: command, run: "true" }]
+`,
+    });
+    const r = await runCliAsync(["run", ".", "--out", path.join(dir, "out")], dir);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      'test "preset-in-image" runs in an environment, but target "claude" (provider claude-code) cannot run in an environment yet',
+    );
   });
 });
