@@ -87,6 +87,7 @@ export function wireAttempt(spec: CaseSpec, r: AttemptResult, setupLog: boolean)
           error: r.agent.error ?? null,
           stopped: r.agent.stopped ?? null,
           activity: r.agent.activity ?? null,
+          infrastructure: r.agent.infrastructure ?? null,
           limit: r.agent.limit ? { kind: r.agent.limit.kind, detail: r.agent.limit.detail } : null,
         }
       : null,

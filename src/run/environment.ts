@@ -178,12 +178,14 @@ export interface AgentPlacement {
   spec: CaseSpec;
   workspace: string;
   /** The attempt's folder (workspace, HOME, TMPDIR, prompt, output file): all the agent may write. */
-  attemptDir: string;
+  workDir: string;
   place?: CasePlace;
   hostLimits?: HostLimits;
   bwrap?: string;
-  /** What the agent may not read wherever it lies (the answer key, the run's state). */
-  hidden: readonly string[];
+  /** What a sandboxed agent may not read wherever it lies (given with `bwrap`). */
+  hidden?: readonly string[];
+  /** The run's hidden list: what the agent may not read in its image either. */
+  containment?: { hidden: readonly string[] };
 }
 
 /**
@@ -196,24 +198,35 @@ export function agentRunnerFor(runner: ProcessRunner, a: AgentPlacement): Proces
   if (a.place) {
     return placedRunner(runner, a.place, {
       workspace: a.workspace,
-      writable: [a.attemptDir],
+      writable: [a.workDir],
       // auto's read-only folders hold the eval file's; sandbox: none's agent saw it too.
       readOnly: target.sandbox?.readOnly ?? [a.spec.evalDir],
-      hidden: a.hidden,
+      hidden: a.containment?.hidden ?? [],
       network: agentNetwork(target),
       ...(a.spec.resources ? { resources: a.spec.resources } : {}),
     });
   }
-  const limited = hostLimited(runner, a.spec.resources, a.hostLimits, [a.attemptDir]);
+  const limited = hostLimited(runner, a.spec.resources, a.hostLimits, [a.workDir]);
   if (target.sandbox?.kind === "bwrap" && !a.bwrap) {
     throw new Error("internal: sandbox: bwrap without a checked bubblewrap program");
   }
   // The agent may write its attempt folder only (workspace, HOME, TMPDIR, its output file).
   if (target.sandbox && a.bwrap)
-    return sandboxedRunner(limited, a.bwrap, target.sandbox, [a.attemptDir], a.hidden);
+    return sandboxedRunner(limited, a.bwrap, target.sandbox, [a.workDir], a.hidden);
   // sandbox: none opts out of all isolation, the reaper's PID namespace included.
   if (!target.sandbox) return { run: (s) => limited.run({ ...s, reap: false }) };
   return limited;
+}
+
+/** The scorers' runner: in the case's image (`placed`), or on the host within the case's resources. */
+export function scorerPlacement(
+  runner: ProcessRunner,
+  a: Pick<AgentPlacement, "spec" | "place" | "hostLimits">,
+  workspace: string,
+): { scorerRunner: ProcessRunner; placed?: ReturnType<typeof placeFor> } {
+  const inScorer = scorerResources(a.spec.resources);
+  if (a.place) return { scorerRunner: runner, placed: placeFor(a.place, inScorer) };
+  return { scorerRunner: hostLimited(runner, inScorer, a.hostLimits, [workspace]) };
 }
 
 /** A runner that remembers the last limit one of its processes ran into. */
