@@ -312,3 +312,38 @@ tests:
     );
   });
 });
+
+describe.skipIf(!engine)("an image that cannot be made ready (real engine)", () => {
+  it("is the setup error of its case's attempts, and the run's other cases go on", async () => {
+    // before: the run refused the case outright; with the refusal gone and no check, its processes
+    // would have run on the runner as if the environment were not there.
+    const dir = tempDir("evalgate-envbad-");
+    writeFiles(dir, {
+      "project/main.txt": "start\n",
+      "b.eval.yaml": `name: bad-image
+targets: [{ name: agent, provider: command, command: ["sh", "-c", "echo done > done.txt"] }]
+workspace: { seed: { path: project } }
+tests:
+  - id: missing-image
+    instruction: anything
+    environment: { image: "127.0.0.1:9/evalgate-test/none:1" }
+    scorers: [{ name: ran, type: command, run: "test -f done.txt" }]
+  - id: on-the-host
+    instruction: anything
+    scorers: [{ name: ran, type: command, run: "test -f done.txt" }]
+`,
+    });
+    const out = path.join(dir, "out");
+    await runCliAsync(["run", ".", "--out", out, "--work-dir", path.join(dir, "work")], dir);
+    const read = (id: string) =>
+      readJson<{ status: string; failure_kind: string | null; message: string | null }>(
+        path.join(runDir(out, id), "result.json"),
+      );
+    const bad = read("missing-image");
+    expect([bad.status, bad.failure_kind]).toEqual(["error", "setup_error"]);
+    expect(bad.message).toMatch(
+      /the environment is not ready: cannot pull 127\.0\.0\.1:9\/evalgate-test\/none:1/,
+    );
+    expect(read("on-the-host").status).toBe("passed");
+  });
+});
