@@ -11,7 +11,8 @@ const HOSTILE = "@octocat <img src=x onerror=alert(1)>";
 
 /**
  * A suite whose agent behaves per test and per $MODE: `regress` passes on the base and fails on the
- * head, `flaky` passes odd attempts, `crash` crashes on the head, `hostile` prints HTML and a mention
+ * head, `flaky` passes odd attempts, `crash` leaves on the head what its scorer cannot grade (an
+ * error: an agent's own crash is graded, docs/gate.md), `hostile` prints HTML and a mention
  * and writes fences, control characters and `]]>` where a scorer reads them back.
  */
 function suite(): string {
@@ -23,7 +24,7 @@ case "$1" in
   stable) echo right > answer.txt ;;
   regress) if [ "$MODE" = base ]; then echo right > answer.txt; else echo wrong-again > answer.txt; fi ;;
   flaky) if [ $((EVALGATE_ATTEMPT % 2)) = 1 ]; then echo right > answer.txt; else echo nope > answer.txt; fi ;;
-  crash) if [ "$MODE" = head ]; then echo "Error: 529 overloaded_error" >&2; exit 1; fi; echo right > answer.txt ;;
+  crash) if [ "$MODE" = head ]; then echo "Error: 529 overloaded_error" > score.txt; else echo score=1 > score.txt; fi ;;
   hostile)
     echo '${HOSTILE}'
     printf '# Notes\\n\`\`\`\\n${HOSTILE}\\n\`\`\`\\n</details>\\n' > NOTES.md
@@ -40,7 +41,7 @@ tests:
   - { id: stable, instruction: "write right", scorers: [{ name: answer, type: file, path: answer.txt, contains: right }] }
   - { id: regress, instruction: "write right", scorers: [{ name: answer, type: file, path: answer.txt, contains: right }] }
   - { id: flaky, instruction: "write right", scorers: [{ name: answer, type: file, path: answer.txt, contains: right }] }
-  - { id: crash, instruction: "write right", scorers: [{ name: answer, type: file, path: answer.txt, contains: right }] }
+  - { id: crash, instruction: "write right", scorers: [{ name: answer, type: script, run: "cat score.txt" }] }
   - id: hostile
     instruction: "write notes"
     scorers: [{ name: check, type: command, run: "cat why.txt; exit 1" }]
@@ -68,7 +69,7 @@ describe("reports of a real run against a baseline", () => {
     expect(md).toMatch(/\| ❌ fail \| regress \| bot \| 0\/2 · 0 % \| 2\/2 · \*\*regressed\*\* · −100 pp/);
     expect(md).toMatch(/\| ❌ fail \| flaky \| bot \| 1\/2 · 50 % \| 1\/2 \| flaky \|/);
     expect(md).toMatch(/\| ❗ error \| crash \| bot \| 0\/0 \(2 errors\) \|/);
-    expect(md).toContain("Error: 529 overloaded\\_error");
+    expect(md).toContain("could not run: printed no score");
     expect(md).toContain("<details><summary>✅ 1 more case passed on every attempt</summary>");
     // summary.json carries the baseline's per-target numbers, which the deltas come from.
     const summary = JSON.parse(read("summary.json"));
@@ -120,7 +121,7 @@ describe("reports of a real run against a baseline", () => {
     for (const id of ["stable", "regress", "flaky", "crash", "hostile"])
       expect(html).toContain(`<b>${id}</b>`);
     expect(html).toContain("@octocat &lt;img src=x onerror=alert(1)&gt;");
-    expect(html).toContain("Error: 529 overloaded_error");
+    expect(html).toContain("could not run: printed no score");
     expect(html).toMatch(/<span class="add">\+```<\/span>/);
     // Evidence links are bundle-relative and point at files that exist.
     const hrefs = els.flatMap((e) => e.attrs.filter((a) => a.name === "href").map((a) => a.value));
@@ -142,7 +143,7 @@ describe("reports of a real run against a baseline", () => {
       expect(c.classname).toBe("r.eval.yaml");
       expect(c.outcome).toBe(outcome[row.verdict as keyof typeof outcome]);
     }
-    expect(cases.find((x) => x.name === "crash [bot]")!.message).toContain("errored (agent_exit)");
+    expect(cases.find((x) => x.name === "crash [bot]")!.message).toContain("errored (scorer_error)");
     expect(cases.find((x) => x.name === "hostile [bot]")!.message).toContain("0 of 2 attempts passed");
     expect(xml).toContain("]]&gt; @octocat &lt;img src=x onerror=alert(1)&gt;");
   });
