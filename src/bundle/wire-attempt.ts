@@ -88,8 +88,12 @@ export function wireAttempt(spec: CaseSpec, r: AttemptResult, setupLog: boolean)
           stopped: r.agent.stopped ?? null,
           activity: r.agent.activity ?? null,
           infrastructure: r.agent.infrastructure ?? null,
+          limit: r.agent.limit ? { kind: r.agent.limit.kind, detail: r.agent.limit.detail } : null,
         }
       : null,
+    environment: r.environment ?? null,
+    resources:
+      r.resources?.map((a) => ({ resource: a.resource, by: a.by ?? null, note: a.note ?? null })) ?? null,
     diff: r.diff
       ? {
           files: (r.diff.files ?? []).map((f) => ({
@@ -142,3 +146,30 @@ export function wireGrading(r: AttemptResult) {
 }
 
 export type WireGrading = ReturnType<typeof wireGrading>;
+
+/** A case's environment (the image by digest, from the first try that ran in it) and resources as applied. */
+export function wireCaseEnvironment(spec: CaseSpec, tries: readonly AttemptResult[]) {
+  const env = tries.find((t) => t.environment)?.environment;
+  const applied = tries.find((t) => t.resources)?.resources;
+  const r = spec.resources;
+  return {
+    ...(env
+      ? { environment: { image: env.image, digest: env.digest, workdir: env.workdir, engine: env.engine } }
+      : {}),
+    ...(r
+      ? {
+          resources: {
+            memory_bytes: r.memoryBytes ?? null,
+            cpus: r.cpus ?? null,
+            pids: r.pids ?? null,
+            disk_bytes: r.diskBytes ?? null,
+            applied: (applied ?? []).map((a) => ({
+              resource: a.resource,
+              by: a.by ?? null,
+              note: a.note ?? null,
+            })),
+          },
+        }
+      : {}),
+  };
+}

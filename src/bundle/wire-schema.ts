@@ -45,6 +45,9 @@ const failureKind = z.enum([
   "workspace_error",
   "budget_exceeded",
   "cancelled",
+  "memory_limit",
+  "pids_limit",
+  "disk_limit",
 ] as const satisfies readonly FailureKind[]);
 const policyName = z.enum([
   "all_attempts_successful",
@@ -204,6 +207,29 @@ export const runRefSchema = z.looseObject({
   dir: z.string(),
 });
 
+/** Where a case ran: the image as the eval file named it (or evalgate built it), its digest, the workspace's path in it. */
+export const environmentSchema = z.looseObject({
+  image: z.string(),
+  digest: z.string(),
+  workdir: z.string(),
+  engine: z.string(),
+});
+
+/** A case's `resources:` as applied: each resource's bound (engine, cgroup, rlimit, watch) or why none. */
+export const resourcesSchema = z.looseObject({
+  memory_bytes: z.number().nullable(),
+  cpus: z.number().nullable(),
+  pids: z.number().nullable(),
+  disk_bytes: z.number().nullable(),
+  applied: z.array(
+    z.looseObject({
+      resource: z.enum(["memory", "cpus", "pids", "disk"]),
+      by: z.enum(["engine", "cgroup", "rlimit", "watch"]).nullable(),
+      note: z.string().nullable(),
+    }),
+  ),
+});
+
 /** A case's summary.json, in its result directory. */
 export const caseSummarySchema = z.looseObject({
   schema: z.literal(CASE_SCHEMA),
@@ -236,6 +262,10 @@ export const caseSummarySchema = z.looseObject({
   usage: usageTotalsSchema.nullable(),
   runs: z.array(runRefSchema),
   change: changeSchema.nullable(),
+  /** The image the case ran in, by digest (absent: the runner's own system, or an older bundle). */
+  environment: environmentSchema.nullable().optional(),
+  /** The case's per-attempt limits and how each was applied (absent: none declared). */
+  resources: resourcesSchema.nullable().optional(),
 });
 
 export const comparisonSchema = z.looseObject({

@@ -21,7 +21,7 @@ import {
   wireIdentity,
   wireUsageTotals,
 } from "./wire.js";
-import { wireAttempt, wireGrading } from "./wire-attempt.js";
+import { wireAttempt, wireCaseEnvironment, wireGrading } from "./wire-attempt.js";
 
 /** A readable slug plus a hash of the identity: unique per identity, stable across runs. */
 export function resultDirName(id: Identity): string {
@@ -292,6 +292,7 @@ export class BundleWriter {
           usage,
           runs,
           change: c.change ? wireChange(c.change) : null,
+          ...wireCaseEnvironment(c.spec, c.tries),
         } satisfies WireCaseSummary,
         structural,
       );

@@ -20,6 +20,7 @@ import type { Logger } from "../log.js";
 import { installAgents } from "../providers/install.js";
 import type { Progress } from "../report/console.js";
 import type { ReportView } from "../report/view.js";
+import { notRunnable } from "../run/environment.js";
 import type { Interruption } from "../run/interrupt.js";
 import { type ExecuteResult, executePlan } from "../run/schedule.js";
 import { casesOfShard, type Durations } from "../run/shard.js";
@@ -176,13 +177,11 @@ export async function runPlan(
   deps: RunDeps,
   baseline?: Bundle,
 ): Promise<RunOutcome> {
-  // Environments and resources are validated but not yet run (issue 30, phase 2): never run such a
-  // case on the runner's own system as if they were not there.
-  const contained = plan.cases.find((c) => c.environment || c.resources);
-  if (contained) {
-    throw new UsageError(
-      `test "${contained.test.id}" declares ${contained.environment ? "an environment" : "resources"}, which this build of evalgate validates but cannot run yet`,
-    );
+  // What an environment cannot run yet is refused, never run on the runner's own system as if the
+  // environment were not there (run/environment.ts).
+  for (const c of plan.cases) {
+    const why = notRunnable(c);
+    if (why) throw new UsageError(`test "${c.test.id}" runs in an environment, but ${why}`);
   }
   const secrets = runSecrets(plan, process.env, opts.redact);
   const redactor = secrets.redactor;

@@ -7,9 +7,10 @@ import { chmod, copyFile, mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { formatSize } from "../config/size.js";
 import { agentFolder, type CaseSpec } from "../config/types.js";
+import type { HostLimits } from "../environment/limits.js";
 import { providerFor } from "../providers/index.js";
 import type { Usage } from "../providers/types.js";
-import { type Containment, sandboxedRunner } from "../sandbox/bwrap.js";
+import type { Containment } from "../sandbox/bwrap.js";
 import { buildEnv } from "../sandbox/env.js";
 import { type ProcessRunner, runnerWith } from "../sandbox/process.js";
 import { type Grading, grade } from "../scorers/grading.js";
@@ -32,6 +33,7 @@ import { scanWorkspace } from "../workspace/scan.js";
 import type { PreparedStart } from "../workspace/start.js";
 import { calibrationFor, type GradeIn } from "./calibrate.js";
 import { type ScorerProcesses, scorerProcesses } from "./contain.js";
+import { agentRunnerFor, type CasePlace, limitWatch, placeFacts, scorerPlacement } from "./environment.js";
 import { regrade } from "./regrade.js";
 import { allTampered, decideStatus, type StageFacts, WORKSPACE_REPLACED } from "./status.js";
 import type { AgentRecord, AttemptResult } from "./types.js";
@@ -56,6 +58,10 @@ export interface AttemptInput {
   hidden?: readonly string[];
   /** How the scorers are contained: bubblewrap when the run has it, whatever the target's sandbox. */
   containment?: Containment;
+  /** The case's image, when it has an environment: every process of the attempt runs in it. */
+  place?: CasePlace;
+  /** Where the case's resources are applied on the host (a case without an environment). */
+  hostLimits?: HostLimits;
   /** The tries of this case finished so far (for the automatic verifier rerun, run/verify.ts). */
   peers?: () => readonly AttemptResult[];
 }
@@ -103,6 +109,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     const tampered = allTampered(facts);
     if (tampered.length > 0) r.tampered = tampered;
     if (facts.grading) r.grading = facts.grading;
+    Object.assign(r, placeFacts(spec, input.place, input.hostLimits));
     return r;
   };
 
@@ -141,19 +148,8 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     const agentLog = path.join(evidenceDir, "agent.log");
     await writeFile(agentLog, "");
     const target = spec.target;
-    let agentRunner = runner;
-    if (target.sandbox?.kind === "bwrap" && !input.bwrap) {
-      throw new Error("internal: sandbox: bwrap without a checked bubblewrap program");
-    }
-    // Without bubblewrap (sandbox: none, or auto where it cannot run) the agent runs under the run's
-    // reaper, which `runner` already applies (sandbox/isolation.ts).
-    if (target.sandbox && input.bwrap) {
-      // The agent may write its attempt folder only (workspace, HOME, TMPDIR, its output file).
-      agentRunner = sandboxedRunner(runner, input.bwrap, target.sandbox, [input.workDir], input.hidden);
-    } else if (!target.sandbox) {
-      // sandbox: none opts out of all isolation, the reaper's PID namespace included.
-      agentRunner = { run: (s) => runner.run({ ...s, reap: false }) };
-    }
+    // In the case's image, under bubblewrap, or under the run's reaper; within the case's resources.
+    const agentLimit = limitWatch(agentRunnerFor(runner, { ...input, workspace: ws }));
     const outputFile = path.join(input.workDir, "output.json");
     const a0 = performance.now();
     const outcome = await providerFor(target.provider).run({
@@ -182,7 +178,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
         home,
         tmp,
       }),
-      runner: agentRunner,
+      runner: agentLimit.runner,
     });
     phases.agentMs = Math.round(performance.now() - a0);
     const agent: AgentRecord = {
@@ -195,6 +191,8 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     if (outcome.stopped) agent.stopped = outcome.stopped;
     if (outcome.activity) agent.activity = outcome.activity;
     if (outcome.infrastructure) agent.infrastructure = outcome.infrastructure;
+    const limit = agentLimit.hit();
+    if (limit) agent.limit = limit;
     if (outcome.usage) usage = outcome.usage;
     if (outcome.transcript) transcript = outcome.transcript;
     if (outcome.agentOutput) agentOutput = outcome.agentOutput;
@@ -268,10 +266,12 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     await freshFolder(scorerHome);
     await freshFolder(scorerTmp);
     const containment = input.containment ?? { hidden: [] };
+    // In the case's image, or on the host within the case's resources (run/environment.ts).
+    const { scorerRunner, placed } = scorerPlacement(runner, input, ws);
     // Each grading's scorers are contained to its own workspace (the attempt's, or a calibration's).
     const gradeIn: GradeIn = (g) => {
       const dirs = { workspace: g.ws, attempt: input.workDir, home: g.home, tmp: g.tmp };
-      const procs: ScorerProcesses = scorerProcesses(runner, containment, spec, dirs);
+      const procs: ScorerProcesses = scorerProcesses(scorerRunner, containment, spec, dirs, placed);
       return scoreAttempt(spec, g.ws, g.diff, g.evidenceDir, procs, g.home, g.tmp, g.rerun);
     };
     facts.grading = await gradeIn({ ws, diff, evidenceDir, home: scorerHome, tmp: scorerTmp });

@@ -9,7 +9,7 @@ import { existsSync } from "node:fs";
 import { mkdtemp } from "node:fs/promises";
 import path from "node:path";
 import type { CaseSpec, Plan, ScorerSpec } from "../config/types.js";
-import { type Containment, containedRunner } from "../sandbox/bwrap.js";
+import { type ContainedView, type Containment, containedRunner } from "../sandbox/bwrap.js";
 import type { ProcessRunner } from "../sandbox/process.js";
 
 /**
@@ -52,6 +52,8 @@ export function scorerProcesses(
   containment: Containment,
   spec: CaseSpec,
   dirs: { workspace: string; attempt: string; home: string; tmp: string },
+  /** In an environment: the case's image shown the same view (run/environment.ts), not bubblewrap. */
+  placed?: (inner: ProcessRunner, view: ContainedView & { hidden: readonly string[] }) => ProcessRunner,
 ): ScorerProcesses {
   // The test's own verifiers are in the workspace by design; everyone else's stay hidden.
   const own = new Set(spec.test.workspace.verifiers.map((v) => v.from));
@@ -61,12 +63,13 @@ export function scorerProcesses(
       // Fresh per grading, named by chance: the code under test cannot have planted a report there.
       const reportDir = s.type === "tests" ? await mkdtemp(path.join(dirs.attempt, "report-")) : undefined;
       const o = s.options as { network?: boolean; read_only?: string[] };
-      const contained = containedRunner(runner, containment, {
+      const view = {
         network: o.network ?? false,
         readOnly: [s.evalDir, ...(o.read_only ?? []).map((p) => path.resolve(s.evalDir, p))],
         writable: [dirs.workspace, dirs.home, dirs.tmp, ...(reportDir ? [reportDir] : [])],
         hidden,
-      });
+      };
+      const contained = placed ? placed(runner, view) : containedRunner(runner, containment, view);
       return { runner: contained, ...(reportDir ? { reportDir } : {}) };
     },
   };

@@ -16,6 +16,7 @@ import { type PreparedStart, StartStore, startKey } from "../workspace/start.js"
 import { type AttemptInput, runAttempt } from "./attempt.js";
 import { BudgetTracker } from "./budget.js";
 import { runHidden } from "./contain.js";
+import { type CasePlace, openPlaces, placeFor, type RunPlaces, setupPlaceKey } from "./environment.js";
 import { type Interruption, interruptedAttempt } from "./interrupt.js";
 import { type AttemptResult, attemptDirName, type CaseRun, keptAttempt } from "./types.js";
 
@@ -93,11 +94,15 @@ function seedProblem(c: CaseSpec, error: WorkspaceError): ConfigProblem {
  * Prepares every distinct start of the plan. A user mistake found on the way (a ref that does
  * not exist, a refused archive, ...) is a ConfigError, raised before any agent runs.
  */
-async function prepareStarts(opts: ExecuteOptions, store: StartStore): Promise<Map<string, StartOutcome>> {
+async function prepareStarts(
+  opts: ExecuteOptions,
+  store: StartStore,
+  places: RunPlaces,
+): Promise<Map<string, StartOutcome>> {
   const limit = pLimit(Math.max(1, opts.plan.concurrency));
   const byKey = new Map<string, CaseSpec>();
   for (const c of opts.plan.cases) {
-    const key = startKey(c.test.workspace, c.timeouts.setupMs);
+    const key = startKey(c.test.workspace, c.timeouts.setupMs, setupPlaceKey(c));
     if (!byKey.has(key)) byKey.set(key, c);
   }
   const outcomes = new Map<string, StartOutcome>();
@@ -105,8 +110,15 @@ async function prepareStarts(opts: ExecuteOptions, store: StartStore): Promise<M
   await Promise.all(
     [...byKey.entries()].map(([key, c]) =>
       limit(async () => {
+        // A case in an environment: its image first (pulled or built once), then setup in it.
+        const place = await places.forCase(c);
+        if (place && "error" in place) {
+          outcomes.set(key, { failure: "setup", message: `the environment is not ready: ${place.error}` });
+          return;
+        }
         try {
-          const b = await store.prepare(c.test.workspace, c.timeouts.setupMs);
+          const inImage = place ? { key: setupPlaceKey(c)!.key, runner: placeFor(place) } : undefined;
+          const b = await store.prepare(c.test.workspace, c.timeouts.setupMs, inImage);
           outcomes.set(key, b);
           opts.hooks.startPrepared?.(c, b);
         } catch (error) {
@@ -160,13 +172,27 @@ const isRetryable = (r: AttemptResult) =>
   r.failureKind !== "budget_exceeded";
 
 export async function executePlan(opts: ExecuteOptions): Promise<ExecuteResult> {
-  const now = opts.now ?? (() => Date.now());
   // Every test's answer key and the run's state, not only the running one's: tests of one eval file
   // share a folder, and the repository's .git holds all of them.
   const hidden = runHidden(opts.plan, opts.workRoot, opts.bundleDir);
   const containment = { ...(opts.commandsBwrap ? { bwrap: opts.commandsBwrap } : {}), hidden };
   const store = new StartStore(opts.workRoot, opts.runner, containment);
-  const starts = await prepareStarts(opts, store);
+  const places = await openPlaces(opts.plan.cases);
+  try {
+    return await executeIn(opts, hidden, containment, places, await prepareStarts(opts, store, places));
+  } finally {
+    await places.close();
+  }
+}
+
+async function executeIn(
+  opts: ExecuteOptions,
+  hidden: string[],
+  containment: { bwrap?: string; hidden: string[] },
+  places: RunPlaces,
+  starts: Map<string, StartOutcome>,
+): Promise<ExecuteResult> {
+  const now = opts.now ?? (() => Date.now());
   const budgets = new BudgetTracker(opts.plan.roots, now);
   const runs: CaseRun[] = opts.plan.cases.map((spec) => ({ spec, tries: [] }));
   const limit = pLimit(Math.max(1, opts.plan.concurrency));
@@ -200,11 +226,14 @@ export async function executePlan(opts: ExecuteOptions): Promise<ExecuteResult> 
       ? { ...spec, timeouts: { ...spec.timeouts, agentMs: Math.max(1000, left) } }
       : spec;
     opts.hooks.attemptStarted?.(spec, attempt, retry);
+    const place = await places.forCase(spec);
     const result = await runAttempt({
       spec: effective,
       attempt,
       retry,
-      start: starts.get(startKey(spec.test.workspace, spec.timeouts.setupMs))!,
+      start: starts.get(startKey(spec.test.workspace, spec.timeouts.setupMs, setupPlaceKey(spec)))!,
+      ...(place && !("error" in place) ? { place: place as CasePlace } : {}),
+      ...(places.hostLimits ? { hostLimits: places.hostLimits } : {}),
       workDir: path.join(opts.workRoot, "attempts", `${caseIndex}-${slug(spec.test.id)}`, dirName),
       evidenceDir: opts.hooks.evidenceDir(spec, dirName),
       dirName,

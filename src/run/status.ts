@@ -100,6 +100,16 @@ export function decideStatus(f: StageFacts): StatusDecision {
     return { status: "failed", failureStage: "agent", failureKind: "tampered", message: tamperedMessage(f) };
   }
   const a = f.agent;
+  // A limit the case declares is part of its task: an agent stopped there failed it, whatever it
+  // left behind (as a timeout is decided whatever was scored).
+  if (a?.limit) {
+    return {
+      status: "failed",
+      failureStage: "agent",
+      failureKind: `${a.limit.kind}_limit`,
+      message: `the agent was ${a.limit.detail.startsWith("killed") ? "" : "stopped: it "}${a.limit.detail}`,
+    };
+  }
   // Evidence that the agent could not do its work (the model API refused it, the program could not
   // start): an error, which on_error may retry or exclude.
   if (agentTrouble(a) && a.infrastructure) {

@@ -1,5 +1,6 @@
 /** What the run stage produces: one record per attempt (and per retry of an attempt). */
 import type { CaseSpec } from "../config/types.js";
+import type { LimitHit, ResourceApplied } from "../environment/types.js";
 import type { Usage } from "../providers/types.js";
 import type { Grading } from "../scorers/grading.js";
 import type { ChangedFile } from "../workspace/attempt.js";
@@ -18,7 +19,10 @@ export type FailureKind =
   | "setup_error"
   | "workspace_error"
   | "budget_exceeded"
-  | "cancelled";
+  | "cancelled"
+  | "memory_limit"
+  | "pids_limit"
+  | "disk_limit";
 
 export interface AgentRecord {
   exitCode: number | null;
@@ -35,6 +39,16 @@ export interface AgentRecord {
    * the program could not start): only then is a timeout or a failed run an error, not a failure.
    */
   infrastructure?: string;
+  /** A resource limit of the case the agent ran into (it was stopped there). */
+  limit?: LimitHit;
+}
+
+/** The environment an attempt ran in: the image by reference and digest, where the workspace was. */
+export interface EnvironmentRecord {
+  image: string;
+  digest: string;
+  workdir: string;
+  engine: string;
 }
 
 export interface DiffRecord {
@@ -87,6 +101,10 @@ export interface AttemptResult {
   verify?: VerifyRecord;
   /** The attempt's folder inside the case's result directory (`run-1`, `run-2-retry-1`). */
   dirName: string;
+  /** The environment its processes ran in, when the case has one. */
+  environment?: EnvironmentRecord;
+  /** How each of the case's resources was applied, or why it could not be. */
+  resources?: ResourceApplied[];
 }
 
 /** Reruns of the scorers on one attempt's final workspace (run/verify.ts). */

@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { agentFolder, type WorkspaceSpec } from "../config/types.js";
-import { type Containment, containedRunner } from "../sandbox/bwrap.js";
+import { type ContainedView, type Containment, containedRunner } from "../sandbox/bwrap.js";
 import { expandPlaceholders } from "../sandbox/commands.js";
 import { buildEnv } from "../sandbox/env.js";
 import type { ProcessRunner } from "../sandbox/process.js";
@@ -49,8 +49,18 @@ export interface PreparedStart {
   gitMeta?: GitMeta;
 }
 
-/** One start per distinct seed, setup and setup timeout (where a seed is written does not count). */
-export function startKey(ws: WorkspaceSpec, setupTimeoutMs: number): string {
+/**
+ * Where setup runs when its case has an environment: in the case's image, shown `view` (its first
+ * writable folder is the start tree). `key` names the image: a start made in one image is not
+ * another image's.
+ */
+export interface SetupPlace {
+  key: string;
+  runner(inner: ProcessRunner, view: ContainedView): ProcessRunner;
+}
+
+/** One start per distinct seed, setup, setup timeout and image (where a seed is written does not count). */
+export function startKey(ws: WorkspaceSpec, setupTimeoutMs: number, place?: { key: string }): string {
   const setup = {
     c: ws.setup.command,
     e: ws.setup.envPassthrough,
@@ -58,7 +68,7 @@ export function startKey(ws: WorkspaceSpec, setupTimeoutMs: number): string {
     ...(ws.setup.network === false ? { n: false } : {}),
   };
   return createHash("sha256")
-    .update(JSON.stringify({ seed: ws.seed, setup, setupTimeoutMs }))
+    .update(JSON.stringify({ seed: ws.seed, setup, setupTimeoutMs, ...(place ? { image: place.key } : {}) }))
     .digest("hex")
     .slice(0, 16);
 }
@@ -102,17 +112,22 @@ export class StartStore {
   ) {}
 
   /** The prepared start for `ws`, made on first request and shared afterwards. */
-  prepare(ws: WorkspaceSpec, setupTimeoutMs: number): Promise<PreparedStart> {
-    const key = startKey(ws, setupTimeoutMs);
+  prepare(ws: WorkspaceSpec, setupTimeoutMs: number, place?: SetupPlace): Promise<PreparedStart> {
+    const key = startKey(ws, setupTimeoutMs, place);
     let p = this.prepared.get(key);
     if (!p) {
-      p = this.make(key, ws, setupTimeoutMs);
+      p = this.make(key, ws, setupTimeoutMs, place);
       this.prepared.set(key, p);
     }
     return p;
   }
 
-  private async make(key: string, ws: WorkspaceSpec, setupTimeoutMs: number): Promise<PreparedStart> {
+  private async make(
+    key: string,
+    ws: WorkspaceSpec,
+    setupTimeoutMs: number,
+    place: SetupPlace | undefined,
+  ): Promise<PreparedStart> {
     // The folder name predates the word "start" and stays: tests and users look for it there.
     const root = path.join(this.workRoot, "baselines", key);
     const dir = path.join(root, "tree");
@@ -125,7 +140,9 @@ export class StartStore {
     // scripts could plant what evalgate's own git would run (docs/decisions/0186).
     const seedMeta = await readGitMeta(path.join(dir, ".git"));
     const started = performance.now();
-    const setupLog = ws.setup.command ? await this.runSetup(ws, root, agentDir, setupTimeoutMs) : undefined;
+    const setupLog = ws.setup.command
+      ? await this.runSetup(ws, root, agentDir, setupTimeoutMs, place)
+      : undefined;
     if (!(await restoreGitMeta(path.join(dir, ".git"), seedMeta))) {
       throw new WorkspaceError(
         "setup",
@@ -170,17 +187,22 @@ export class StartStore {
     root: string,
     agentDir: string,
     setupTimeoutMs: number,
+    place: SetupPlace | undefined,
   ): Promise<string> {
     const setupLog = path.join(root, "setup.log");
     const home = path.join(root, "home");
     const tmp = path.join(root, "tmp");
     await mkdir(home, { recursive: true });
     await mkdir(tmp, { recursive: true });
-    const runner = containedRunner(this.runner, this.containment, {
+    const view: ContainedView = {
       network: ws.setup.network ?? true,
       readOnly: [ws.setup.evalDir],
       writable: [path.join(root, "tree"), home, tmp],
-    });
+    };
+    // In an environment the container is the sandbox: the image's programs, the view's folders only.
+    const runner = place
+      ? place.runner(this.runner, { ...view, hidden: this.containment.hidden })
+      : containedRunner(this.runner, this.containment, view);
     const outcome = await runner.run({
       command: expandPlaceholders(ws.setup.command!, { WORKSPACE: agentDir, EVAL_DIR: ws.setup.evalDir }),
       cwd: agentDir,

@@ -35,6 +35,37 @@ describe("decideStatus: status, failure_stage and failure_kind", () => {
     // before: every timeout was `timeout` and every non-zero exit or reported error `error`, never
     // counted: an agent that exits 1 whenever it fails passed under on_error: exclude.
     [
+      // before: no limit was read; a fork bomb held at its pids limit until the timeout was a timeout.
+      "an agent stopped at its case's pids limit, also when it then ran out of time",
+      {
+        agent: {
+          ...agentOk,
+          timedOut: true,
+          limit: { kind: "pids", detail: "reached its limit of 20 processes" },
+        },
+        grading: graded(true),
+        agentTimeoutMs: 2000,
+      },
+      "failed",
+      "agent",
+      "pids_limit",
+    ],
+    [
+      "an agent killed at its case's memory limit, even if its work passes",
+      {
+        agent: {
+          ...agentOk,
+          exitCode: null,
+          signal: "SIGKILL",
+          limit: { kind: "memory", detail: "killed at its memory limit of 32 MiB" },
+        },
+        grading: graded(true),
+      },
+      "failed",
+      "agent",
+      "memory_limit",
+    ],
+    [
       "an agent that timed out, its work passing (a warning says so)",
       { agent: { ...agentOk, timedOut: true }, grading: graded(true), agentTimeoutMs: 2000 },
       "passed",
