@@ -25,6 +25,8 @@ export interface MergeOptions {
   version: string;
   /** How the edge that asked for the merge spells `out` and `shard`, for its messages. */
   naming: OptionNaming;
+  /** Cases left out of the gate (quarantined), as a run leaves them out (RunOptions.gateExclude). */
+  gateExclude?: (row: WireIndexRow) => boolean;
 }
 
 /** Checks that `shards` are the complete, distinct shards of one run. */
@@ -121,7 +123,12 @@ export async function mergeShards(
   const cases = rows.map((r, i) =>
     mergedGateCase(r, caseSummaries[i]!, baseRows?.get(rowKey(r)), Boolean(baseRows)),
   );
-  const gate = decideRun(rootsOf(evals), cases, budgetStops);
+  const exclude = opts.gateExclude;
+  const gate = decideRun(
+    rootsOf(evals),
+    exclude ? cases.filter((_, i) => !exclude(rows[i]!)) : cases,
+    budgetStops,
+  );
   const hadComparison = shards.some((b) => b.summary.comparison);
   const interrupted = shards
     .filter((b) => b.summary.status === "interrupted")

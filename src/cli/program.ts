@@ -78,6 +78,11 @@ export function cliProgram(io: CommandIO, exit: (status: number) => void): Comma
       "run shard I of N (merge the shards' bundles with evalgate merge)",
       flag(parseShard, "--shard"),
     )
+    .option(
+      "--quarantine <file>",
+      "the quarantine file: its cases run and are reported but do not gate (default: the repository's .evalgate/quarantine.yaml)",
+    )
+    .option("--no-quarantine", "gate every case, whatever the quarantine file says")
     .action(async (paths: string[], o: RunFlags) =>
       exit(await (await import("./run.js")).runCommand(paths, o, io)),
     );
@@ -112,6 +117,11 @@ export function cliProgram(io: CommandIO, exit: (status: number) => void): Comma
     .option("--concurrency <n>", "with --solvable: attempts at once", flag(parseConcurrency, "--concurrency"))
     .option("--out <dir>", "with --solvable: keep the bundle of the check here (default: not kept)")
     .option("--json", "with --solvable: print the report as JSON")
+    .option(
+      "--quarantine <file>",
+      "the quarantine file: checked with the eval files (default: the repository's .evalgate/quarantine.yaml)",
+    )
+    .option("--no-quarantine", "do not check the quarantine file")
     .action(async (paths: string[], o: ValidateFlags) =>
       exit(await (await import("./validate.js")).validateCommand(paths, o, io)),
     );
@@ -172,6 +182,11 @@ export function cliProgram(io: CommandIO, exit: (status: number) => void): Comma
     .requiredOption("--out <dir>", "the merged bundle folder (new or empty)")
     .option("--baseline <dir>", "compare the merged cases with a baseline bundle")
     .option("--json", "print the merged summary.json on stdout")
+    .option(
+      "--quarantine <file>",
+      "the quarantine file: its cases run and are reported but do not gate (default: the repository's .evalgate/quarantine.yaml)",
+    )
+    .option("--no-quarantine", "gate every case, whatever the quarantine file says")
     .action(async (bundles: string[], o: MergeFlags) =>
       exit(await (await import("./merge.js")).mergeCommand(bundles, o, io)),
     );

@@ -2,7 +2,9 @@
 import type { RepeatSetting } from "../config/types.js";
 import { EXIT } from "../errors.js";
 import { StreamLogger } from "../log.js";
-import { type RunOptions, runEvals } from "../pipeline/run.js";
+import { gateExcludeOf, quarantineBlock } from "../pipeline/quarantine.js";
+import { planRun, type RunOptions, runEvals } from "../pipeline/run.js";
+import { quarantineText } from "../report/bot.js";
 import { LineProgress, LiveProgress, type Progress, SilentProgress } from "../report/console.js";
 import { renderCaseTable, renderRunFooter } from "../report/table.js";
 import { exitCodeOf, SignalInterrupt } from "../run/interrupt.js";
@@ -10,6 +12,7 @@ import { ChildProcessRunner, killLiveGroups } from "../sandbox/process.js";
 import { repositoryRoot } from "../workspace/git.js";
 import { CLI_NAMING } from "./args.js";
 import { type CommandIO, isCi } from "./io.js";
+import { cliQuarantine, type QuarantineFlag } from "./quarantine.js";
 
 /** The flags of `evalgate run`, as commander parses them (cli/program.ts). */
 export interface RunFlags {
@@ -24,6 +27,7 @@ export interface RunFlags {
   json?: boolean;
   baseline?: string;
   shard?: RunOptions["shard"];
+  quarantine?: QuarantineFlag;
 }
 
 function progressFor(io: CommandIO, json: boolean): Progress {
@@ -50,16 +54,26 @@ export async function runCommand(paths: string[], o: RunFlags, io: CommandIO): P
     shard: o.shard,
     naming: CLI_NAMING,
   };
+  // Read as the action reads it, before anything runs: a bad entry is an error naming file and line.
+  const quarantine = await cliQuarantine(o.quarantine, cwd, opts.projectRoot!);
+  if (quarantine) opts.gateExclude = gateExcludeOf(quarantine);
+  // Planned before the interrupt handler is installed: a signal while a large eval file is read
+  // ends evalgate at once (nothing has started that needs stopping or a partial bundle).
+  const plan = await planRun(opts);
   const interrupt = new SignalInterrupt(killLiveGroups).install();
   let result: Awaited<ReturnType<typeof runEvals>>;
   try {
-    result = await runEvals(opts, {
-      runner: new ChildProcessRunner(),
-      progress: progressFor(io, json),
-      // With --json, stdout is the summary alone.
-      logger: json ? new StreamLogger(stderr, stderr) : io.logger,
-      interruption: interrupt,
-    });
+    result = await runEvals(
+      opts,
+      {
+        runner: new ChildProcessRunner(),
+        progress: progressFor(io, json),
+        // With --json, stdout is the summary alone.
+        logger: json ? new StreamLogger(stderr, stderr) : io.logger,
+        interruption: interrupt,
+      },
+      plan,
+    );
   } finally {
     interrupt.dispose();
   }
@@ -74,8 +88,9 @@ export async function runCommand(paths: string[], o: RunFlags, io: CommandIO): P
   }
   if (json) stdout.write(`${JSON.stringify(result.summary, null, 2)}\n`);
   else {
+    const q = quarantine ? quarantineText(quarantineBlock(quarantine, result.rows)) : "";
     stdout.write(
-      `\n${renderCaseTable(result.view.cases)}\n\n${renderRunFooter(result.view, result.bundleDir)}\n`,
+      `\n${renderCaseTable(result.view.cases)}\n\n${q ? `${q}\n` : ""}${renderRunFooter(result.view, result.bundleDir)}\n`,
     );
   }
   // A shard sees part of the cases (the footer says so): the gate is decided when they are merged.

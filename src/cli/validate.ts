@@ -8,6 +8,7 @@ import { checkedPlan } from "../pipeline/plan.js";
 import { repositoryRoot } from "../workspace/git.js";
 import { CLI_NAMING } from "./args.js";
 import type { CommandIO } from "./io.js";
+import { cliQuarantine, type QuarantineFlag } from "./quarantine.js";
 
 export interface ValidateFlags {
   solvable?: boolean;
@@ -17,6 +18,7 @@ export interface ValidateFlags {
   concurrency?: number;
   out?: string;
   json?: boolean;
+  quarantine?: QuarantineFlag;
 }
 
 /** The flags that mean something only with --solvable. */
@@ -31,8 +33,21 @@ export async function validateCommand(paths: string[], o: ValidateFlags, io: Com
   }
   const given = SOLVABLE_ONLY.filter((k) => o[k] !== undefined);
   if (given.length > 0) throw new UsageError(`--${given[0]} only applies with --solvable`);
+  // The quarantine file is checked first: a mistake there is reported even when the eval files are fine.
+  const quarantine = await cliQuarantine(o.quarantine, io.cwd, projectRoot);
   const plan = await checkedPlan({ cwd: io.cwd, projectRoot, paths, naming: CLI_NAMING });
   for (const note of plan.notes) io.logger.info(`note: ${note}`);
+  for (const e of quarantine?.entries ?? []) {
+    const names = (c: (typeof plan.cases)[number]) => ({
+      suite: c.suite,
+      test_id: c.identity.testId,
+      target: c.target.name,
+    });
+    if (!e.expired && !plan.cases.some((c) => e.matches(names(c))))
+      io.logger.info(
+        `note: ${quarantine!.file}:${e.line ?? "?"}: ${e.case}${e.target ? ` on ${e.target}` : ""} matches no case of these eval files`,
+      );
+  }
   const tests = new Set(plan.cases.map((c) => `${c.identity.evalPath}/${c.identity.testId}`)).size;
   const files = plan.roots.length;
   io.stdout.write(

@@ -6,7 +6,6 @@
  * removal. A `/evalgate run` command is read in bot-command.ts. Nothing here runs evals: the run
  * mode (modes/run.ts) runs them with the options the bot adds.
  */
-import { readFile } from "node:fs/promises";
 import path from "node:path";
 import picomatch from "picomatch";
 import { type Bundle, rowKey } from "../bundle/read.js";
@@ -15,15 +14,16 @@ import type { GateInput } from "../config/schema/gate.js";
 import { UsageError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { checkedPlan } from "../pipeline/plan.js";
+import { gateExcludeOf, quarantineBlock } from "../pipeline/quarantine.js";
 import type { RunOptions } from "../pipeline/run.js";
-import { gateChangeSection, type QuarantineBlock, quarantineSection, skippedSection } from "../report/bot.js";
+import { gateChangeSection, quarantineSection, skippedSection } from "../report/bot.js";
 import { repositoryRoot } from "../workspace/git.js";
 import { type CommandRequest, commandRequest, type Outcome, obj, type PrFacts, str } from "./bot-command.js";
 import { bestEffort, explainApiError, type GitHubClient } from "./client.js";
 import type { EventContext } from "./context.js";
 import { type ActionInputs, checkWorkingDirectory } from "./inputs.js";
-import { activeEntry, applyQuarantine, parseQuarantine, type Quarantine } from "./quarantine.js";
-import { contentsApi, trustedGates, trustedQuarantine } from "./trusted.js";
+import { stepQuarantine } from "./quarantine.js";
+import { contentsApi, trustedGates } from "./trusted.js";
 
 type Json = Record<string, unknown>;
 
@@ -74,8 +74,37 @@ async function changedFiles(client: GitHubClient, ctx: EventContext, pr: number)
   return files.flatMap((f) => [f.filename, ...(f.previous_filename ? [f.previous_filename] : [])]);
 }
 
-/** Prepares the bot's part of a step that runs evals. */
+/**
+ * A merge step decides the gate of the shards' cases (the shards do not gate): the quarantine
+ * applies there as in a run, and its section is in the comment.
+ */
+async function mergeBot(inputs: ActionInputs, ctx: EventContext, deps: BotDeps): Promise<BotPlan> {
+  const root = await repositoryRoot(inputs.cwd);
+  const untrusted = ctx.eventName === "pull_request" || ctx.eventName === "issue_comment";
+  const remote = deps.client ? contentsApi(deps.client, ctx) : undefined;
+  const { quarantine } = await stepQuarantine({
+    root,
+    rel: path.relative(root, path.resolve(inputs.cwd, inputs.quarantineFile)),
+    today: deps.today,
+    baseSha: untrusted ? (ctx.pullRequest?.baseSha ?? null) : null,
+    trustPr: inputs.trustPrGate,
+    ...(remote ? { remote } : {}),
+    logger: deps.logger,
+  });
+  if (!quarantine) return noop(ctx);
+  return {
+    ...noop(ctx),
+    run: { gateExclude: gateExcludeOf(quarantine) },
+    sections: (rows, baseline) => {
+      const text = quarantineSection(quarantineBlock(quarantine, rows, baseline?.rows));
+      return text ? [text] : [];
+    },
+  };
+}
+
+/** Prepares the bot's part of a step that runs evals (or merges shards, which gates them). */
 export async function prepareBot(inputs: ActionInputs, ctx0: EventContext, deps: BotDeps): Promise<BotPlan> {
+  if (inputs.mode.kind === "merge") return mergeBot(inputs, ctx0, deps);
   if (inputs.mode.kind !== "run") return noop(ctx0);
   await checkWorkingDirectory(inputs.cwd);
   const { client, logger, payload } = deps;
@@ -172,58 +201,40 @@ export async function prepareBot(inputs: ActionInputs, ctx0: EventContext, deps:
   // Not in the merge queue: a PR gets there only after its own check, judged by the base's rules, passed.
   const untrusted = ctx.eventName === "pull_request" || ctx.eventName === "issue_comment";
   const trusted = untrusted && pr?.baseSha && !inputs.trustPrGate ? pr.baseSha : null;
-  let quarantine: Quarantine | null = null;
   const qRel = path.relative(root, path.resolve(inputs.cwd, inputs.quarantineFile));
+  const remote = client ? contentsApi(client, ctx) : undefined;
+  const { quarantine, changes: quarantineChanges } = await stepQuarantine({
+    root,
+    rel: qRel,
+    today: deps.today,
+    baseSha: untrusted ? (pr?.baseSha ?? null) : null,
+    trustPr: inputs.trustPrGate,
+    ...(remote ? { remote } : {}),
+    logger,
+  });
   if (trusted && plan) {
     const evalPaths = [
       ...new Set([...plan.roots.map((r) => r.evalPath), ...plan.cases.map((c) => c.identity.evalPath)]),
     ];
-    const remote = client ? contentsApi(client, ctx) : undefined;
     const rules = await trustedGates(root, trusted, evalPaths, remote);
     run.gateOverride = rules.gates as Map<string, GateInput | undefined>;
-    const tq = await trustedQuarantine(root, trusted, qRel, deps.today, remote);
-    quarantine = tq.quarantine;
     const change = gateChangeSection(
       [...rules.gateChanges].map(([evalPath, lines]) => ({ evalPath, lines })),
-      tq.changes,
+      quarantineChanges,
       trusted,
     );
     if (change) {
       sections.push(change);
       logger.info(`the pull request changes its rules; judged by the base commit ${trusted.slice(0, 7)}'s`);
     }
-  } else {
-    const text = await readFile(path.join(root, qRel), "utf8").catch(() => null);
-    if (text !== null) quarantine = parseQuarantine(text, qRel, deps.today);
   }
-  if (quarantine) {
-    const q = quarantine;
-    run.gateExclude = (row) => activeEntry(q, row) !== undefined;
-  }
+  if (quarantine) run.gateExclude = gateExcludeOf(quarantine);
 
   const allSkipped = plan !== null && skipped.length > 0 && skipped.length === plan.roots.length;
   const makeSections = (rows: readonly WireIndexRow[], baseline: Bundle | undefined): string[] => {
     const out = [...sections];
     if (quarantine) {
-      const o = applyQuarantine(quarantine, rows, baseline?.rows);
-      const name = (r: WireIndexRow) => ({
-        suite: r.suite,
-        testId: r.test_id,
-        target: r.target,
-        verdict: r.verdict,
-      });
-      const block: QuarantineBlock = {
-        file: o.file,
-        quarantined: o.quarantined.map((c) => ({
-          ...name(c.row),
-          owner: c.entry.owner,
-          expires: c.entry.expires,
-          reason: c.entry.reason,
-          stable: c.stable,
-        })),
-        expired: o.expired.map((c) => ({ ...name(c.row), owner: c.entry.owner, expires: c.entry.expires })),
-      };
-      const text = quarantineSection(block);
+      const text = quarantineSection(quarantineBlock(quarantine, rows, baseline?.rows));
       if (text) out.push(text);
     }
     if (skipped.length) {

@@ -13,7 +13,6 @@ import type { YamlSource } from "../config/yaml.js";
 import { ConfigError, ProblemList, UsageError } from "../errors.js";
 import { git } from "../workspace/git.js";
 import { apiStatus, explainApiError, type GitHubClient } from "./client.js";
-import { parseQuarantine, type Quarantine } from "./quarantine.js";
 
 /** Reads a file at a commit elsewhere (GitHub's contents API) when the checkout lacks the commit. */
 export type FileAtCommit = (rel: string, sha: string) => Promise<string | null>;
@@ -140,45 +139,4 @@ export async function trustedGates(
     if (changes.length) out.gateChanges.set(evalPath, changes);
   }
   return out;
-}
-
-export interface TrustedQuarantine {
-  quarantine: Quarantine | null;
-  /** What the PR changes in the file (entries added / removed), to show; applies after merge. */
-  changes: string[];
-}
-
-/** The quarantine file as the base commit has it, and what the PR's head changes in it. */
-export async function trustedQuarantine(
-  root: string,
-  baseSha: string,
-  rel: string,
-  today: Date,
-  remote?: FileAtCommit,
-): Promise<TrustedQuarantine> {
-  const baseText = await showAtCommit(root, baseSha, rel, remote);
-  const quarantine =
-    baseText === null
-      ? null
-      : parseQuarantine(baseText, `${rel} at the base commit ${baseSha.slice(0, 7)}`, today);
-  const headText = await readFile(path.join(root, rel), "utf8").catch(() => null);
-  const key = (e: { case: string; target?: string | undefined }) =>
-    `${e.case}${e.target ? ` on ${e.target}` : ""}`;
-  const baseKeys = new Set((quarantine?.entries ?? []).map(key));
-  let headKeys = new Set<string>();
-  if (headText !== null) {
-    try {
-      headKeys = new Set(parseQuarantine(headText, rel, today).entries.map(key));
-    } catch (error) {
-      return {
-        quarantine,
-        changes: [`the PR's ${rel} is not valid: ${(error as Error).message.split("\n")[0]}`],
-      };
-    }
-  }
-  const changes = [
-    ...[...headKeys].filter((k) => !baseKeys.has(k)).map((k) => `adds ${k}`),
-    ...[...baseKeys].filter((k) => !headKeys.has(k)).map((k) => `lifts ${k}`),
-  ];
-  return { quarantine, changes };
 }

@@ -41,6 +41,8 @@ export interface QuarantineBlock {
     owner: string;
     expires: string;
   }[];
+  /** Entries left out because they are not valid (a file already on the base branch), with why. */
+  ignored: { line: number | null; message: string }[];
 }
 
 export function quarantineSection(q: QuarantineBlock): string {
@@ -63,7 +65,39 @@ export function quarantineSection(q: QuarantineBlock): string {
     );
     out += "\n";
   }
+  if (q.ignored.length) {
+    out += `**Quarantine entries ignored** (${q.ignored.length}, ${md.code(clip(q.file, 120))}): not valid, so they quarantine nothing; fix them in the file\n`;
+    out += items(
+      q.ignored,
+      (p) => `${p.line !== null ? `line ${p.line}: ` : ""}${md.text(clip(p.message.split("\n")[0]!, 300))}`,
+    );
+    out += "\n";
+  }
   return out;
+}
+
+/** The quarantine as the console shows it after the case table (evalgate run). */
+export function quarantineText(q: QuarantineBlock): string {
+  const lines: string[] = [];
+  const name = (c: { suite: string; testId: string; target: string }) =>
+    `${c.suite}/${c.testId} on ${c.target}`;
+  if (q.quarantined.length) {
+    lines.push(`Quarantined (${q.quarantined.length}, ${q.file}): they ran, and do not count in the gate`);
+    for (const c of q.quarantined)
+      lines.push(
+        `  ${name(c)}: ${c.verdict} · owner ${c.owner} · until ${c.expires} · ${clip(c.reason, 200)}${c.stable ? " · stable: the quarantine can be lifted" : ""}`,
+      );
+  }
+  if (q.expired.length) {
+    lines.push(`Quarantine expired (${q.expired.length}): these cases count in the gate again`);
+    for (const c of q.expired) lines.push(`  ${name(c)}: ${c.verdict} · expired on ${c.expires}`);
+  }
+  if (q.ignored.length) {
+    lines.push(`Quarantine entries ignored (${q.ignored.length}, ${q.file}):`);
+    for (const p of q.ignored)
+      lines.push(`  ${p.line !== null ? `line ${p.line}: ` : ""}${p.message.split("\n")[0]}`);
+  }
+  return lines.length ? `${lines.join("\n")}\n` : "";
 }
 
 export interface SkippedBlock {

@@ -55,7 +55,7 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
   const cwd = path.resolve(opts.cwd);
   const ctx = new PlanContext(cwd, path.resolve(opts.projectRoot ?? cwd), opts.checks);
   const files = new EvalFiles(ctx, new TargetResolver(ctx), opts.gateOverride);
-  const found = await discoverEvalFiles(opts.paths, cwd);
+  const found = await discoverEvalFiles(opts.paths, cwd, ctx.projectRoot);
   const loadedRoots = (await Promise.all(found.map((f) => files.load(f)))).filter(
     (l): l is LoadedEval => !!l,
   );
@@ -71,7 +71,7 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
       continue;
     }
     if (opts.skipEvals?.has(loaded.evalPath)) continue;
-    records.push(...(testsOfRoot.get(loaded.src.path) ?? []));
+    for (const r of testsOfRoot.get(loaded.src.path) ?? []) records.push(r);
     roots.push(evalRootOf(loaded));
   }
 

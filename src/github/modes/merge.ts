@@ -9,7 +9,7 @@ import { glob, isDynamicPattern } from "tinyglobby";
 import { bundleErrorAsUsage } from "../../bundle/read.js";
 import { defaultBundleDir } from "../../bundle/write.js";
 import { UsageError } from "../../errors.js";
-import { mergeBundles } from "../../pipeline/merge.js";
+import { type MergeOptions, mergeBundles } from "../../pipeline/merge.js";
 import { newRunId } from "../../pipeline/run.js";
 import { VERSION } from "../../version.js";
 import { tempRoot } from "../../workspace/temp.js";
@@ -81,6 +81,8 @@ export async function mergeMode(
   inputs: ActionInputs,
   ctx: EventContext,
   deps: ModeDeps,
+  /** The quarantine's cases, left out of the gate (github/bot.ts). */
+  gateExclude?: MergeOptions["gateExclude"],
 ): Promise<Produced> {
   const dirs =
     mode.from === "artifacts"
@@ -97,6 +99,7 @@ export async function mergeMode(
       version: VERSION,
       naming: ACTION_NAMING,
       ...(base.bundle ? { baseline: base.bundle } : {}),
+      ...(gateExclude ? { gateExclude } : {}),
     }),
     (reason) => `input merge: ${reason}`,
   );
