@@ -82,14 +82,8 @@ export function rootsOf(evals: readonly WireEval[]): EvalRoot[] {
   });
 }
 
-export function buildSummary(
-  info: RunInfo,
-  evals: readonly WireEval[],
-  rows: readonly WireIndexRow[],
-  gate: RunGate,
-  budgetStops: ReadonlyMap<string, string>,
-  comparison: WireComparison | null = null,
-): WireSummary {
+/** Per-target rollups of `rows` (counts, attempts, usage): summary.json's `targets`. */
+export function targetRollups(rows: readonly WireIndexRow[]): Map<string, WireTargetRollup> {
   const targets = new Map<string, WireTargetRollup>();
   const usages = new Map<string, (UsageTotals | null)[]>();
   for (const r of rows) {
@@ -125,6 +119,18 @@ export function buildSummary(
     roll.attempt_success_rate = roll.attempts > 0 ? roll.attempts_passed / roll.attempts : null;
     roll.usage = wireUsageTotals(sumTotals(usages.get(roll.name)!));
   }
+  return targets;
+}
+
+export function buildSummary(
+  info: RunInfo,
+  evals: readonly WireEval[],
+  rows: readonly WireIndexRow[],
+  gate: RunGate,
+  budgetStops: ReadonlyMap<string, string>,
+  comparison: WireComparison | null = null,
+): WireSummary {
+  const targets = targetRollups(rows);
   const tags: Record<string, string> = {};
   for (const e of evals) Object.assign(tags, e.tags ?? {});
   const tries = rows.flatMap((r) => r.runs);

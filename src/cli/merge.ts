@@ -36,6 +36,7 @@ export async function mergeCommand(bundles: string[], o: MergeFlags, io: Command
       ...(quarantine ? { gateExclude: gateExcludeOf(quarantine) } : {}),
     }),
   );
+  if (merged.baselineNote) io.logger.info(`note: ${merged.baselineNote}`);
   if (o.json) stdout.write(`${JSON.stringify(merged.summary, null, 2)}\n`);
   else {
     const q = quarantine ? quarantineText(quarantineBlock(quarantine, merged.rows)) : "";

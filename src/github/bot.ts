@@ -21,6 +21,7 @@ import { repositoryRoot } from "../workspace/git.js";
 import { type CommandRequest, commandRequest, type Outcome, obj, type PrFacts, str } from "./bot-command.js";
 import { bestEffort, explainApiError, type GitHubClient } from "./client.js";
 import type { EventContext } from "./context.js";
+import type { StepState } from "./error-ending.js";
 import { type ActionInputs, checkWorkingDirectory } from "./inputs.js";
 import { stepQuarantine } from "./quarantine.js";
 import { contentsApi, trustedGates } from "./trusted.js";
@@ -32,6 +33,8 @@ export interface BotDeps {
   logger: Logger;
   payload: Json;
   today: Date;
+  /** What the step knows so far, filled in as the bot learns it (a command's PR), for an error ending. */
+  state?: StepState;
 }
 
 /** The bot's decision for one step. */
@@ -39,14 +42,20 @@ export interface BotPlan {
   ctx: EventContext;
   /** Set when the step runs no evals: why (the skipped-reason output). */
   skipped?: string;
-  /** Every suite was skipped for its paths: main posts the skip comment and a passing check. */
-  skippedByPaths?: { sections: string[] };
+  /**
+   * A skip a reviewer must see (github/skip.ts): the comment says no evals ran on this commit and
+   * why, and the check run concludes `skipped`. Unset for events that are not about this PR's
+   * evals (a comment that is no command, an unrelated label added).
+   */
+  skipReport?: { kind: "labels" | "paths"; hint?: string };
   /** Options the bot adds to the run. */
   run: Partial<RunOptions>;
   /** The comment's bot blocks, once the run's rows are known. */
   sections(rows: readonly WireIndexRow[], baseline: Bundle | undefined): string[];
   /** After the run (or the skip): reactions, commit status, label removal. */
   finish(outcome: Outcome, detailsUrl?: string): Promise<void>;
+  /** A command's check run, opened in progress on the head: the outcome concludes it. */
+  pendingCheck?: number;
 }
 
 function noop(ctx: EventContext, skipped?: string): BotPlan {
@@ -133,6 +142,12 @@ export async function prepareBot(inputs: ActionInputs, ctx0: EventContext, deps:
     Object.assign(run, request.run);
     sections.push(request.section);
     finishers.push(request.finish);
+    if (deps.state) {
+      // From here an error ends on the PR: its comment, the command's reaction and status.
+      deps.state.ctx = ctx;
+      deps.state.finish = request.finish;
+      if (request.pendingCheck) deps.state.pendingCheck = request.pendingCheck;
+    }
   } else if (ctx.eventName === "pull_request" && inputs.labels.length > 0) {
     const action = str(payload.action);
     const prLabels = (
@@ -150,7 +165,14 @@ export async function prepareBot(inputs: ActionInputs, ctx0: EventContext, deps:
         );
     } else {
       label = prLabels.find((l) => matchLabel(inputs.labels, l)) ?? null;
-      if (!label) return noop(ctx, `the pull request has none of the labels ${inputs.labels.join(", ")}`);
+      if (!label)
+        return {
+          ...noop(ctx, `the pull request has none of the labels ${inputs.labels.join(", ")}`),
+          skipReport: {
+            kind: "labels",
+            hint: `Add the label ${inputs.labels[0]} to run them${inputs.labels.length > 1 ? ` (or one of ${inputs.labels.slice(1).join(", ")})` : ""}.`,
+          },
+        };
     }
     const m = matchLabel(inputs.labels, label)!;
     if (m.tags.length) run.tags = m.tags;
@@ -253,10 +275,11 @@ export async function prepareBot(inputs: ActionInputs, ctx0: EventContext, deps:
   return {
     ctx,
     run,
+    ...(command?.pendingCheck ? { pendingCheck: command.pendingCheck } : {}),
     ...(allSkipped
       ? {
           skipped: `the pull request changes none of the files the suites depend on (paths: of ${skipped.map((s) => s.evalPath).join(", ")})`,
-          skippedByPaths: { sections: [] },
+          skipReport: { kind: "paths" as const },
         }
       : {}),
     sections: makeSections,

@@ -254,6 +254,9 @@ function viewOf(summary: Json, cases: CaseView[], problems: string[]): ReportVie
       shard,
       mergedFrom: Array.isArray(run.merged_from) ? texts(run.merged_from) : null,
       filters: { targets: texts(f.targets), tests: texts(f.tests), tags: texts(f.tags) },
+      // The summary's first gate reason says why it stopped and how many attempts finished.
+      interrupted:
+        summary.status === "interrupted" ? texts(gate.reasons)[0] || "the run was interrupted" : null,
     },
     git: git
       ? { sha: textOrNull(git.sha), branch: textOrNull(git.branch), dirty: boolOrNull(git.dirty) }
