@@ -7,19 +7,18 @@
  * mode (modes/run.ts) runs them with the options the bot adds.
  */
 import path from "node:path";
-import picomatch from "picomatch";
 import { type Bundle, rowKey } from "../bundle/read.js";
 import type { WireIndexRow } from "../bundle/wire.js";
 import type { GateInput } from "../config/schema/gate.js";
-import { UsageError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { checkedPlan } from "../pipeline/plan.js";
 import { gateExcludeOf, quarantineBlock } from "../pipeline/quarantine.js";
 import type { RunOptions } from "../pipeline/run.js";
 import { gateChangeSection, quarantineSection, skippedSection } from "../report/bot.js";
 import { repositoryRoot } from "../workspace/git.js";
-import { type CommandRequest, commandRequest, type Outcome, obj, type PrFacts, str } from "./bot-command.js";
-import { bestEffort, explainApiError, type GitHubClient } from "./client.js";
+import { type CommandRequest, commandRequest, type Outcome, type PrFacts } from "./bot-command.js";
+import { labelTrigger, pathSkips } from "./bot-triggers.js";
+import type { GitHubClient } from "./client.js";
 import type { EventContext } from "./context.js";
 import type { StepState } from "./error-ending.js";
 import { type ActionInputs, checkWorkingDirectory } from "./inputs.js";
@@ -60,27 +59,6 @@ export interface BotPlan {
 
 function noop(ctx: EventContext, skipped?: string): BotPlan {
   return { ctx, ...(skipped ? { skipped } : {}), run: {}, sections: () => [], finish: async () => {} };
-}
-
-/** A label of the `labels` input that `name` is: the label itself or NAME:TAG. */
-export function matchLabel(labels: readonly string[], name: string): { tags: string[] } | null {
-  for (const l of labels) {
-    if (l === name) {
-      const i = l.indexOf(":");
-      return { tags: i > 0 ? [l.slice(i + 1)] : [] };
-    }
-  }
-  return null;
-}
-
-async function changedFiles(client: GitHubClient, ctx: EventContext, pr: number): Promise<string[]> {
-  const files = await client.paginate(client.rest.pulls.listFiles, {
-    owner: ctx.owner,
-    repo: ctx.repo,
-    pull_number: pr,
-    per_page: 100,
-  });
-  return files.flatMap((f) => [f.filename, ...(f.previous_filename ? [f.previous_filename] : [])]);
 }
 
 /**
@@ -148,44 +126,12 @@ export async function prepareBot(inputs: ActionInputs, ctx0: EventContext, deps:
       deps.state.finish = request.finish;
       if (request.pendingCheck) deps.state.pendingCheck = request.pendingCheck;
     }
-  } else if (ctx.eventName === "pull_request" && inputs.labels.length > 0) {
-    const action = str(payload.action);
-    const prLabels = (
-      Array.isArray(obj(payload.pull_request).labels) ? (obj(payload.pull_request).labels as unknown[]) : []
-    )
-      .map((l) => str(obj(l).name))
-      .filter((n): n is string => n !== null);
-    let label: string | null = null;
-    if (action === "labeled") {
-      label = str(obj(payload.label).name);
-      if (!label || !matchLabel(inputs.labels, label))
-        return noop(
-          ctx,
-          `the label ${label ?? "(none)"} is not one of the labels input (${inputs.labels.join(", ")})`,
-        );
-    } else {
-      label = prLabels.find((l) => matchLabel(inputs.labels, l)) ?? null;
-      if (!label)
-        return {
-          ...noop(ctx, `the pull request has none of the labels ${inputs.labels.join(", ")}`),
-          skipReport: {
-            kind: "labels",
-            hint: `Add the label ${inputs.labels[0]} to run them${inputs.labels.length > 1 ? ` (or one of ${inputs.labels.slice(1).join(", ")})` : ""}.`,
-          },
-        };
-    }
-    const m = matchLabel(inputs.labels, label)!;
-    if (m.tags.length) run.tags = m.tags;
-    logger.info(`label ${label}: running${m.tags.length ? ` the tests tagged ${m.tags.join(", ")}` : ""}`);
-    if (inputs.removeLabel && client && pr) {
-      const n = pr.number;
-      const name = label;
-      finishers.push(async () => {
-        await bestEffort(logger, `removing the label ${name}`, "pull-requests: write", () =>
-          client.rest.issues.removeLabel({ owner: ctx.owner, repo: ctx.repo, issue_number: n, name }),
-        );
-      });
-    }
+  } else {
+    const trigger = labelTrigger(inputs, ctx, payload, pr?.number ?? null, client, logger);
+    if (trigger && "skip" in trigger)
+      return { ...noop(ctx, trigger.skip), ...(trigger.report ? { skipReport: trigger.report } : {}) };
+    if (trigger?.tags.length) run.tags = trigger.tags;
+    if (trigger?.after) finishers.push(trigger.after);
   }
 
   // The run's own options, as the bot leaves them; a first look at the plan finds suites and paths.
@@ -195,29 +141,11 @@ export async function prepareBot(inputs: ActionInputs, ctx0: EventContext, deps:
   const plan = onPr ? await checkedPlan({ ...options, projectRoot: root }, { agentPrograms: false }) : null;
 
   // Suites the pull request cannot change the result of (paths:), skipped. A command runs all it asks for.
-  let skipped: { name: string; evalPath: string; paths: string[] }[] = [];
-  if (plan && pr && client && !command && ctx.eventName === "pull_request") {
-    const withPaths = plan.roots.filter((r) => r.paths?.length);
-    if (withPaths.length) {
-      const files = await changedFiles(client, ctx, pr.number).catch((error: unknown) => {
-        throw new UsageError(
-          explainApiError(error, `listing the files of PR #${pr!.number}`, "pull-requests: read"),
-        );
-      });
-      skipped = withPaths
-        .filter((r) => {
-          const isMine = picomatch([...r.paths!, r.evalPath], { dot: true });
-          return !files.some((f) => isMine(f));
-        })
-        .map((r) => ({ name: r.name, evalPath: r.evalPath, paths: r.paths! }));
-      if (skipped.length) {
-        run.skipEvals = new Set(skipped.map((s) => s.evalPath));
-        logger.info(
-          `skipping ${skipped.map((s) => s.evalPath).join(", ")}: the pull request changes none of their paths`,
-        );
-      }
-    }
-  }
+  const skipped =
+    plan && pr && client && !command && ctx.eventName === "pull_request"
+      ? await pathSkips(client, ctx, pr.number, plan.roots, payload, logger)
+      : [];
+  if (skipped.length) run.skipEvals = new Set(skipped.map((s) => s.evalPath));
 
   // The gate and the quarantine a PR is judged by: the base commit's.
   // Not in the merge queue: a PR gets there only after its own check, judged by the base's rules, passed.
