@@ -10,11 +10,12 @@ import { UsageError } from "../errors.js";
 import { decideRun } from "../gate/run.js";
 import { isWithin } from "../paths.js";
 import { ISOLATION_LEVELS, type IsolationLevel, weakerLevel } from "../sandbox/isolation.js";
+import { openRows } from "../sandbox/threat-model.js";
 import { applyBaseline, comparisonSummary } from "./compare.js";
 import { mergedGateCase } from "./merge-decide.js";
 import { type Bundle, BundleError, confinedPath, readBundle, readCaseSummary, rowKey } from "./read.js";
 import { baselineForSuites } from "./suites.js";
-import { buildSummary, rootsOf } from "./summary.js";
+import { buildSummary, examCounted, isProposed, rootsOf } from "./summary.js";
 import type { WireCaseSummary, WireEval, WireIndexRow, WireIsolation, WireSummary } from "./wire.js";
 import { checkNewBundleFolder, writeJson } from "./write.js";
 
@@ -133,10 +134,12 @@ export async function mergeShards(opts: MergeOptions): Promise<{
   const cases = rows.map((r, i) =>
     mergedGateCase(r, caseSummaries[i]!, baseRows?.get(rowKey(r)), Boolean(baseRows)),
   );
+  // Proposed cases (new in the pull request, docs/exam.md) ran and are reported, but never gate;
+  // nor do quarantined ones.
   const exclude = opts.gateExclude;
   const gate = decideRun(
     rootsOf(evals),
-    exclude ? cases.filter((_, i) => !exclude(rows[i]!)) : cases,
+    cases.filter((_, i) => !isProposed(rows[i]!) && !exclude?.(rows[i]!)),
     budgetStops,
   );
   const hadComparison = shards.some((b) => b.summary.comparison);
@@ -169,6 +172,7 @@ export async function mergeShards(opts: MergeOptions): Promise<{
       : hadComparison
         ? mergedComparison(shards, rows)
         : null,
+    first.exam ? examCounted(first.exam, rows) : null,
   );
   const isolation = mergedIsolation(shards);
   if (isolation) summary.isolation = isolation;
@@ -279,6 +283,14 @@ export function mergedIsolation(shards: readonly Bundle[]): WireIsolation | unde
   }
   const level = levels.reduce(weakerLevel);
   const weakest = parts.filter((p) => p.level === level);
+  // What any shard left open, as it says, or by its level (an older evalgate).
+  const gaps = new Set<string>();
+  shards.forEach((b, i) => {
+    const said = (b.summary.isolation as { gaps?: unknown } | undefined)?.gaps;
+    const lvl = parts[i]!.level;
+    if (Array.isArray(said)) for (const g of said) if (typeof g === "string") gaps.add(g);
+    if (!Array.isArray(said) && lvl) for (const r of openRows(lvl)) gaps.add(r.open);
+  });
   const reasons = [...new Set(weakest.map((p) => p.reason).filter((r): r is string => r !== null))];
   const reason =
     reasons.length === 0
@@ -289,5 +301,5 @@ export function mergedIsolation(shards: readonly Bundle[]): WireIsolation | unde
             .filter((p) => p.reason !== null)
             .map((p) => `${p.name}: ${p.reason}`)
             .join("; ");
-  return { level, reason, targets: [...byTarget.values()] };
+  return { level, reason, targets: [...byTarget.values()], ...(gaps.size > 0 ? { gaps: [...gaps] } : {}) };
 }

@@ -1,7 +1,8 @@
 /** `evalgate run`: the eval files → a run bundle, the case table, and the gate's exit status. */
 import type { RepeatSetting } from "../config/types.js";
 import { EXIT } from "../errors.js";
-import { StreamLogger } from "../log.js";
+import { type Logger, StreamLogger } from "../log.js";
+import { type OpenExam, openExam } from "../pipeline/exam.js";
 import { gateExcludeOf, quarantineBlock } from "../pipeline/quarantine.js";
 import { planRun, type RunOptions, runEvals } from "../pipeline/run.js";
 import { quarantineText } from "../report/bot.js";
@@ -10,7 +11,7 @@ import { renderCaseTable, renderRunFooter } from "../report/table.js";
 import { exitCodeOf, SignalInterrupt } from "../run/interrupt.js";
 import { ChildProcessRunner, killLiveGroups } from "../sandbox/process.js";
 import { repositoryRoot } from "../workspace/git.js";
-import { CLI_NAMING } from "./args.js";
+import { CLI_NAMING, examRequest } from "./args.js";
 import { type CommandIO, isCi } from "./io.js";
 import { cliQuarantine, type QuarantineFlag } from "./quarantine.js";
 
@@ -27,6 +28,7 @@ export interface RunFlags {
   json?: boolean;
   baseline?: string;
   shard?: RunOptions["shard"];
+  examFrom?: string;
   quarantine?: QuarantineFlag;
 }
 
@@ -36,11 +38,30 @@ function progressFor(io: CommandIO, json: boolean): Progress {
 }
 
 export async function runCommand(paths: string[], o: RunFlags, io: CommandIO): Promise<number> {
+  const json = Boolean(o.json);
+  // With --json, stdout is the summary alone.
+  const logger = json ? new StreamLogger(io.stderr, io.stderr) : io.logger;
+  const projectRoot = await repositoryRoot(io.cwd);
+  const exam = o.examFrom ? await openExam(projectRoot, examRequest(o.examFrom), logger) : undefined;
+  try {
+    return await runWith(paths, o, io, { projectRoot, logger, ...(exam ? { exam } : {}) });
+  } finally {
+    await exam?.close();
+  }
+}
+
+async function runWith(
+  paths: string[],
+  o: RunFlags,
+  io: CommandIO,
+  with_: { projectRoot: string; logger: Logger; exam?: OpenExam },
+): Promise<number> {
   const { stdout, stderr, cwd } = io;
   const json = Boolean(o.json);
   const opts: RunOptions = {
     cwd,
-    projectRoot: await repositoryRoot(cwd),
+    projectRoot: with_.projectRoot,
+    ...(with_.exam ? { exam: with_.exam } : {}),
     paths,
     targets: o.target,
     tests: o.test,
@@ -55,7 +76,7 @@ export async function runCommand(paths: string[], o: RunFlags, io: CommandIO): P
     naming: CLI_NAMING,
   };
   // Read as the action reads it, before anything runs: a bad entry is an error naming file and line.
-  const quarantine = await cliQuarantine(o.quarantine, cwd, opts.projectRoot!);
+  const quarantine = await cliQuarantine(o.quarantine, cwd, with_.projectRoot);
   if (quarantine) opts.gateExclude = gateExcludeOf(quarantine);
   // Planned before the interrupt handler is installed: a signal while a large eval file is read
   // ends evalgate at once (nothing has started that needs stopping or a partial bundle).
@@ -68,8 +89,7 @@ export async function runCommand(paths: string[], o: RunFlags, io: CommandIO): P
       {
         runner: new ChildProcessRunner(),
         progress: progressFor(io, json),
-        // With --json, stdout is the summary alone.
-        logger: json ? new StreamLogger(stderr, stderr) : io.logger,
+        logger: with_.logger,
         interruption: interrupt,
       },
       plan,

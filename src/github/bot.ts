@@ -9,12 +9,12 @@
 import path from "node:path";
 import { type Bundle, rowKey } from "../bundle/read.js";
 import type { WireIndexRow } from "../bundle/wire.js";
-import type { GateInput } from "../config/schema/gate.js";
 import type { Logger } from "../log.js";
+import { type OpenExam, openExam } from "../pipeline/exam.js";
 import { checkedPlan } from "../pipeline/plan.js";
 import { gateExcludeOf, quarantineBlock } from "../pipeline/quarantine.js";
 import type { RunOptions } from "../pipeline/run.js";
-import { gateChangeSection, quarantineSection, skippedSection } from "../report/bot.js";
+import { quarantineSection, skippedSection } from "../report/bot.js";
 import { repositoryRoot } from "../workspace/git.js";
 import { type CommandRequest, commandRequest, type Outcome, type PrFacts } from "./bot-command.js";
 import { labelTrigger, pathSkips } from "./bot-triggers.js";
@@ -23,7 +23,7 @@ import type { EventContext } from "./context.js";
 import type { StepState } from "./error-ending.js";
 import { type ActionInputs, checkWorkingDirectory } from "./inputs.js";
 import { stepQuarantine } from "./quarantine.js";
-import { contentsApi, trustedGates } from "./trusted.js";
+import { EXAM_FIX, tarballApi } from "./trusted.js";
 
 type Json = Record<string, unknown>;
 
@@ -55,10 +55,46 @@ export interface BotPlan {
   finish(outcome: Outcome, detailsUrl?: string): Promise<void>;
   /** A command's check run, opened in progress on the head: the outcome concludes it. */
   pendingCheck?: number;
+  /** At the step's end, whatever happened: removes the exam's files. */
+  close(): Promise<void>;
 }
 
 function noop(ctx: EventContext, skipped?: string): BotPlan {
-  return { ctx, ...(skipped ? { skipped } : {}), run: {}, sections: () => [], finish: async () => {} };
+  return {
+    ctx,
+    ...(skipped ? { skipped } : {}),
+    run: {},
+    sections: () => [],
+    finish: async () => {},
+    close: async () => {},
+  };
+}
+
+/**
+ * The exam a pull request is judged by: its base commit's (docs/exam.md), on `pull_request` and on
+ * comment commands, unless trust-pr-gate. Not in the merge queue: a PR gets there only after its own
+ * check, judged by the base's exam, passed; nor on push: the pushed commit is the base.
+ */
+async function examOfPullRequest(
+  inputs: ActionInputs,
+  ctx: EventContext,
+  baseSha: string | null,
+  root: string,
+  deps: BotDeps,
+): Promise<OpenExam | null> {
+  const untrusted = ctx.eventName === "pull_request" || ctx.eventName === "issue_comment";
+  if (!untrusted || !baseSha || inputs.trustPrGate) return null;
+  const client = deps.client;
+  return openExam(
+    root,
+    {
+      ref: baseSha,
+      name: "the base commit",
+      ...(client ? { tarball: tarballApi(client, ctx) } : {}),
+      fix: EXAM_FIX,
+    },
+    deps.logger,
+  );
 }
 
 /**
@@ -68,16 +104,21 @@ function noop(ctx: EventContext, skipped?: string): BotPlan {
 async function mergeBot(inputs: ActionInputs, ctx: EventContext, deps: BotDeps): Promise<BotPlan> {
   const root = await repositoryRoot(inputs.cwd);
   const untrusted = ctx.eventName === "pull_request" || ctx.eventName === "issue_comment";
-  const remote = deps.client ? contentsApi(deps.client, ctx) : undefined;
-  const { quarantine } = await stepQuarantine({
-    root,
-    rel: path.relative(root, path.resolve(inputs.cwd, inputs.quarantineFile)),
-    today: deps.today,
-    baseSha: untrusted ? (ctx.pullRequest?.baseSha ?? null) : null,
-    trustPr: inputs.trustPrGate,
-    ...(remote ? { remote } : {}),
-    logger: deps.logger,
-  });
+  // Only the base's quarantine file is read from the exam here: the shards ran the exam itself.
+  const exam = await examOfPullRequest(inputs, ctx, ctx.pullRequest?.baseSha ?? null, root, deps);
+  let quarantine: Awaited<ReturnType<typeof stepQuarantine>>["quarantine"];
+  try {
+    ({ quarantine } = await stepQuarantine({
+      root,
+      rel: path.relative(root, path.resolve(inputs.cwd, inputs.quarantineFile)),
+      today: deps.today,
+      exam,
+      trustedPr: untrusted && inputs.trustPrGate,
+      logger: deps.logger,
+    }));
+  } finally {
+    await exam?.close();
+  }
   if (!quarantine) return noop(ctx);
   return {
     ...noop(ctx),
@@ -137,8 +178,45 @@ export async function prepareBot(inputs: ActionInputs, ctx0: EventContext, deps:
   // The run's own options, as the bot leaves them; a first look at the plan finds suites and paths.
   const options = { ...inputs.mode.options, ...run };
   const root = await repositoryRoot(options.cwd);
+  const exam = await examOfPullRequest(inputs, ctx, pr?.baseSha ?? null, root, deps);
+  try {
+    if (exam) run.exam = exam;
+    return await judged(inputs, deps, {
+      ctx,
+      pr,
+      command,
+      root,
+      options: { ...options, ...run },
+      run,
+      sections,
+      finishers,
+      exam,
+    });
+  } catch (error) {
+    await exam?.close();
+    throw error;
+  }
+}
+
+interface Judging {
+  ctx: EventContext;
+  pr: PrFacts | null;
+  command: CommandRequest | null;
+  root: string;
+  options: RunOptions;
+  /** Options the bot adds to the run (filled in here). */
+  run: Partial<RunOptions>;
+  sections: string[];
+  finishers: ((outcome: "pass" | "fail" | "error", url?: string) => Promise<void>)[];
+  exam: OpenExam | null;
+}
+
+/** The rules of the run (paths, quarantine) and the comment's bot blocks, once the exam is known. */
+async function judged(inputs: ActionInputs, deps: BotDeps, j: Judging): Promise<BotPlan> {
+  const { ctx, pr, command, root, run, sections, finishers, exam } = j;
+  const { client, logger, payload } = deps;
   const onPr = pr !== null && ctx.eventName !== "push";
-  const plan = onPr ? await checkedPlan({ ...options, projectRoot: root }, { agentPrograms: false }) : null;
+  const plan = onPr ? await checkedPlan({ ...j.options, projectRoot: root }, { agentPrograms: false }) : null;
 
   // Suites the pull request cannot change the result of (paths:), skipped. A command runs all it asks for.
   const skipped =
@@ -147,38 +225,22 @@ export async function prepareBot(inputs: ActionInputs, ctx0: EventContext, deps:
       : [];
   if (skipped.length) run.skipEvals = new Set(skipped.map((s) => s.evalPath));
 
-  // The gate and the quarantine a PR is judged by: the base commit's.
-  // Not in the merge queue: a PR gets there only after its own check, judged by the base's rules, passed.
+  // The quarantine a PR is judged by: the base commit's (what the PR changes applies after merge).
   const untrusted = ctx.eventName === "pull_request" || ctx.eventName === "issue_comment";
-  const trusted = untrusted && pr?.baseSha && !inputs.trustPrGate ? pr.baseSha : null;
-  const qRel = path.relative(root, path.resolve(inputs.cwd, inputs.quarantineFile));
-  const remote = client ? contentsApi(client, ctx) : undefined;
-  const { quarantine, changes: quarantineChanges } = await stepQuarantine({
+  const { quarantine, changes } = await stepQuarantine({
     root,
-    rel: qRel,
+    rel: path.relative(root, path.resolve(inputs.cwd, inputs.quarantineFile)),
     today: deps.today,
-    baseSha: untrusted ? (pr?.baseSha ?? null) : null,
-    trustPr: inputs.trustPrGate,
-    ...(remote ? { remote } : {}),
+    exam,
+    trustedPr: untrusted && inputs.trustPrGate,
     logger,
   });
-  if (trusted && plan) {
-    const evalPaths = [
-      ...new Set([...plan.roots.map((r) => r.evalPath), ...plan.cases.map((c) => c.identity.evalPath)]),
-    ];
-    const rules = await trustedGates(root, trusted, evalPaths, remote);
-    run.gateOverride = rules.gates as Map<string, GateInput | undefined>;
-    const change = gateChangeSection(
-      [...rules.gateChanges].map(([evalPath, lines]) => ({ evalPath, lines })),
-      quarantineChanges,
-      trusted,
-    );
-    if (change) {
-      sections.push(change);
-      logger.info(`the pull request changes its rules; judged by the base commit ${trusted.slice(0, 7)}'s`);
-    }
-  }
+  if (changes.length) run.quarantineChanges = changes;
   if (quarantine) run.gateExclude = gateExcludeOf(quarantine);
+  if (exam && (plan?.cases.some((c) => c.exam) || plan?.exam?.files.length || changes.length))
+    logger.info(
+      `the pull request changes its exam; it is judged by ${exam.label}'s, and its changes apply after merge`,
+    );
 
   const allSkipped = plan !== null && skipped.length > 0 && skipped.length === plan.roots.length;
   const makeSections = (rows: readonly WireIndexRow[], baseline: Bundle | undefined): string[] => {
@@ -212,5 +274,8 @@ export async function prepareBot(inputs: ActionInputs, ctx0: EventContext, deps:
       : {}),
     sections: makeSections,
     finish,
+    close: async () => {
+      await exam?.close();
+    },
   };
 }

@@ -11,7 +11,7 @@ import { LineProgress, type Progress } from "../report/console.js";
 import { shardFinished } from "../report/format.js";
 import { ChildProcessRunner, type ProcessRunner } from "../sandbox/process.js";
 import { ActionsArtifactStore, type ArtifactStore } from "./artifact.js";
-import { prepareBot } from "./bot.js";
+import { type BotPlan, prepareBot } from "./bot.js";
 import { createClient } from "./client.js";
 import { readEventContext, readEventPayload, runUrl } from "./context.js";
 import { endWithError, type StepState } from "./error-ending.js";
@@ -37,6 +37,7 @@ export async function run(
   const { env, logger } = deps;
   // What is known so far: an error ends on the PR with what can be reached (error-ending.ts).
   const step: StepState = {};
+  let bot: BotPlan | undefined;
   try {
     const inputs = parseInputs(envInputReader(env), { workspace: env.GITHUB_WORKSPACE || process.cwd() });
     maskSecret(inputs.token);
@@ -49,7 +50,7 @@ export async function run(
       ? createClient({ token: inputs.token, baseUrl: first.apiUrl, logger })
       : undefined;
     if (client) step.client = client;
-    const bot = await prepareBot(inputs, first, {
+    bot = await prepareBot(inputs, first, {
       client,
       logger,
       payload: readEventPayload(env),
@@ -58,7 +59,8 @@ export async function run(
     });
     const ctx = bot.ctx;
     step.ctx = ctx;
-    step.finish = (outcome, url) => bot.finish(outcome, url);
+    const plan = bot;
+    step.finish = (outcome, url) => plan.finish(outcome, url);
     if (bot.skipped) return await skipStep(bot, inputs, ctx, client, deps);
     const produced = await produceBundle(
       inputs,
@@ -109,5 +111,8 @@ export async function run(
     logger.fail(failure.message);
     await endWithError(step, failure, deps);
     return failure.status;
+  } finally {
+    // The exam's files (the base commit's, outside the checkout) go with the step.
+    await bot?.close();
   }
 }

@@ -1,10 +1,11 @@
 /**
  * The quarantine file as a step reads it (config/quarantine.ts reads and checks it; the CLI reads it
- * the same way). On a pull request the base commit's file applies unless the PR's rules are trusted;
- * a problem the PR brings into the file fails the PR (exit 2, naming file and line), a problem the
- * base already has is reported and its entry ignored. Anywhere else (a push, the merge queue) the
- * checkout's file is the base branch's: its bad entries are reported and ignored, never a reason to
- * stop every run (decision 0200).
+ * the same way). On a pull request judged by its base commit the base's file (from the exam's
+ * files, pipeline/exam.ts) applies: a problem the PR brings into the file fails the PR (exit 2,
+ * naming file and line), a problem the base already has is reported and its entry ignored. With
+ * trust-pr-gate the PR's own file applies, read strictly: its problems are the PR's. Anywhere else
+ * (a push, the merge queue) the checkout's file is the base branch's: its bad entries are reported
+ * and ignored, never a reason to stop every run (decision 0200).
  */
 import path from "node:path";
 import {
@@ -14,9 +15,8 @@ import {
   type QuarantineText,
   quarantineText,
 } from "../config/quarantine.js";
-import { ConfigError, UsageError } from "../errors.js";
+import { ConfigError } from "../errors.js";
 import type { Logger } from "../log.js";
-import { type FileAtCommit, showAtCommit } from "./trusted.js";
 
 export interface StepQuarantine {
   quarantine: Quarantine | null;
@@ -25,43 +25,33 @@ export interface StepQuarantine {
 }
 
 /**
- * The quarantine of a step: `rel` is the file's path in the repository at `root`; `baseSha` the
- * pull request's base commit (null off pull requests); `trustPr` applies the PR's own file.
+ * The quarantine of a step: `rel` is the file's path in the repository at `root`. `exam`: the base
+ * commit's files a pull request is judged by (null off pull requests and with trust-pr-gate);
+ * `trustedPr`: a pull request whose own file applies (trust-pr-gate).
  */
 export async function stepQuarantine(o: {
   root: string;
   rel: string;
   today: Date;
-  baseSha: string | null;
-  trustPr: boolean;
-  remote?: FileAtCommit;
+  exam: { root: string; sha: string } | null;
+  trustedPr: boolean;
   logger: Logger;
 }): Promise<StepQuarantine> {
   const headText = await quarantineText(path.join(o.root, o.rel), o.rel);
   const head: QuarantineText | null = headText === null ? null : { text: headText, display: o.rel };
+  // A file outside the repository is no commit's: the base has none.
+  const inRepo = !o.rel.startsWith("..") && !path.isAbsolute(o.rel);
   let result: StepQuarantine;
-  if (o.baseSha) {
-    const sha = o.baseSha;
-    let base: QuarantineText | null | undefined;
-    try {
-      const text = await showAtCommit(o.root, sha, o.rel, o.remote);
-      base = text === null ? null : { text, display: `${o.rel} at the base commit ${sha.slice(0, 7)}` };
-    } catch (error) {
-      // The PR's own file is trusted: without the base to compare with, it is read strictly.
-      if (!(o.trustPr && error instanceof UsageError)) throw error;
-    }
-    if (base === undefined) {
-      result = { quarantine: head && parseQuarantine(head.text, head.display, o.today), changes: [] };
-    } else {
-      const pr = pullRequestQuarantine(base, head, o.today, o.trustPr ? "head" : "base");
-      if (pr.introduced.length > 0) throw new ConfigError(pr.introduced);
-      result = { quarantine: pr.quarantine, changes: o.trustPr ? [] : pr.changes };
-    }
+  if (o.exam) {
+    const display = `${o.rel} at the base commit ${o.exam.sha.slice(0, 7)}`;
+    const text = inRepo ? await quarantineText(path.join(o.exam.root, o.rel), display) : null;
+    const base: QuarantineText | null = text === null ? null : { text, display };
+    const pr = pullRequestQuarantine(base, head, o.today, "base");
+    if (pr.introduced.length > 0) throw new ConfigError(pr.introduced);
+    result = { quarantine: pr.quarantine, changes: pr.changes };
   } else {
-    result = {
-      quarantine: head && parseQuarantine(head.text, head.display, o.today, "lenient"),
-      changes: [],
-    };
+    const mode = o.trustedPr ? "strict" : "lenient";
+    result = { quarantine: head && parseQuarantine(head.text, head.display, o.today, mode), changes: [] };
   }
   const ignored = result.quarantine?.ignored ?? [];
   if (ignored.length > 0) {

@@ -21,7 +21,9 @@ import {
   attemptUsageOf,
   bool,
   boolOrNull,
+  caseExamOf,
   changeOf,
+  examOf,
   type Json,
   list,
   num,
@@ -29,6 +31,7 @@ import {
   oneOf,
   record,
   scorerOf,
+  shardOf,
   targetOf,
   text,
   textOrNull,
@@ -224,15 +227,8 @@ function caseOf(row: Json, summary: Json | null): CaseView {
     usage: usageRollupOf(row.usage),
     resultDir: text(row.result_dir),
     runs: runsOf(row, summary),
+    exam: caseExamOf(row.exam),
   };
-}
-
-/** A shard `i/n` (1 <= i <= n, whole numbers), or null: anything else is no shard at all. */
-function shardOf(value: unknown): { index: number; total: number } | null {
-  if (!value || typeof value !== "object") return null;
-  const { index, total } = record(value);
-  const whole = (n: unknown): n is number => typeof n === "number" && Number.isInteger(n) && n >= 1;
-  return whole(index) && whole(total) && index <= total ? { index, total } : null;
 }
 
 function viewOf(summary: Json, cases: CaseView[], problems: string[]): ReportView {
@@ -254,9 +250,7 @@ function viewOf(summary: Json, cases: CaseView[], problems: string[]): ReportVie
       shard,
       mergedFrom: Array.isArray(run.merged_from) ? texts(run.merged_from) : null,
       filters: { targets: texts(f.targets), tests: texts(f.tests), tags: texts(f.tags) },
-      // The summary's first gate reason says why it stopped and how many attempts finished.
-      interrupted:
-        summary.status === "interrupted" ? texts(gate.reasons)[0] || "the run was interrupted" : null,
+      interrupted: summary.status === "interrupted" ? texts(gate.reasons)[0] || "interrupted" : null,
     },
     git: git
       ? { sha: textOrNull(git.sha), branch: textOrNull(git.branch), dirty: boolOrNull(git.dirty) }
@@ -301,8 +295,10 @@ function viewOf(summary: Json, cases: CaseView[], problems: string[]): ReportVie
         ? {
             level: textOrNull(record(summary.isolation).level),
             reason: textOrNull(record(summary.isolation).reason),
+            ...gapsOf(record(summary.isolation).gaps),
           }
         : null,
+    exam: examOf(summary.exam),
     comparison: cmp
       ? {
           baselineRunId: text(cmp.baseline_run_id),
@@ -388,4 +384,11 @@ export async function loadReportView(
     { dir: bundle.dir, summary: bundle.summary, cases: bundle.rows.map((row) => ({ row })) },
     options,
   );
+}
+
+/** summary.json `isolation.gaps`, read item by item (a merged shard's bundle is untrusted input). */
+function gapsOf(value: unknown): { gaps?: string[] } {
+  if (!Array.isArray(value)) return {};
+  const gaps = value.filter((g): g is string => typeof g === "string").slice(0, 20);
+  return gaps.length > 0 ? { gaps } : {};
 }

@@ -9,8 +9,10 @@
  */
 import type {
   AttemptUsage,
+  CaseExamView,
   ChangeKind,
   ChangeView,
+  ExamView,
   FailingTest,
   ScorerView,
   TargetNumbers,
@@ -161,4 +163,44 @@ export function scorerOf(x: unknown, runDir: string): ScorerView {
     failingTestsTotal: failing.total,
     log: log ? `${runDir}/${log}` : null,
   };
+}
+
+const EXAM_STATUSES = ["proposed", "changed", "removed"] as const;
+
+/** An index row's `exam`: how the case stands to an exam read from another commit, or null. */
+export function caseExamOf(x: unknown): CaseExamView | null {
+  if (!x || typeof x !== "object") return null;
+  const e = x as Json;
+  const status = oneOf(e.status, EXAM_STATUSES, null);
+  return status ? { status, changes: texts(e.changes) } : null;
+}
+
+/** summary.json's `exam`, or null (the checkout's own exam, or an older bundle). */
+export function examOf(x: unknown): ExamView | null {
+  if (!x || typeof x !== "object") return null;
+  const e = x as Json;
+  return {
+    sha: text(e.sha),
+    ref: text(e.ref),
+    files: list(e.files).map((f) => {
+      const r = record(f);
+      return {
+        evalPath: text(r.eval_path),
+        change: oneOf(r.change, ["added", "removed", "changed"] as const, "changed"),
+        changes: texts(r.changes),
+      };
+    }),
+    quarantine: texts(e.quarantine),
+    proposed: numOr0(e.proposed),
+    changed: numOr0(e.changed),
+    removed: numOr0(e.removed),
+  };
+}
+
+/** A shard `i/n` (1 <= i <= n, whole numbers), or null: anything else is no shard at all. */
+export function shardOf(value: unknown): { index: number; total: number } | null {
+  if (!value || typeof value !== "object") return null;
+  const { index, total } = record(value);
+  const whole = (n: unknown): n is number => typeof n === "number" && Number.isInteger(n) && n >= 1;
+  return whole(index) && whole(total) && index <= total ? { index, total } : null;
 }
