@@ -209,20 +209,3 @@ describe("docs/workflows/evals-labelled.yml", () => {
     expect((wf as { concurrency?: unknown }).concurrency).toBeUndefined();
   });
 });
-
-describe("docs/fork-pull-requests.md", () => {
-  it("shows the recipe's job as docs/workflows/evals-fork-comment.yml has it (the same-repository filter included)", () => {
-    // before: the page's snippet lacked the filter on head_repository, so a same-repository PR got a
-    // second writer of its comment and a second check
-    const page = readFileSync(path.join(ROOT, "docs", "fork-pull-requests.md"), "utf8");
-    const snippet = /```yaml\n(name: evals comment\n[\s\S]*?)```/.exec(page)?.[1];
-    expect(snippet).toBeDefined();
-    type Wf = { jobs: Record<string, { if?: string; steps: { with?: Record<string, unknown> }[] }> };
-    const shown = parse(snippet!) as Wf;
-    const file = parse(
-      readFileSync(path.join(ROOT, "docs", "workflows", "evals-fork-comment.yml"), "utf8"),
-    ) as Wf;
-    expect(shown.jobs.comment!.if).toBe(file.jobs.comment!.if);
-    expect(shown.jobs.comment!.if).toContain("head_repository.full_name != github.repository");
-  });
-});
