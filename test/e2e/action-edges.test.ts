@@ -295,16 +295,16 @@ describe("a required check that never lies", () => {
     // before: the comment and check said "gate failed: N errored cases" with conclusion failure, and
     // the reasons said "(budget)" for the attempts the cancel stopped
     const slow = "echo hello > hello.txt\nsleep 600\n";
+    // The slow suite is on the base already: a suite new in the PR would be proposed, not gating.
     const repo = repoWith(
-      {},
       {
-        "evals/agent.sh": GOOD_AGENT.replace("env", "true"),
         "evals/slow.eval.yaml": EVAL.replace("name: demo", "name: slow").replace(
           "{EVAL_DIR}/agent.sh",
           "{EVAL_DIR}/slow.sh",
         ),
         "evals/slow.sh": slow,
       },
+      { "evals/agent.sh": GOOD_AGENT.replace("env", "true") },
     );
     openPr(repo);
     let sent = false;
