@@ -76,7 +76,8 @@ async function runWith(
     naming: CLI_NAMING,
   };
   // Read as the action reads it, before anything runs: a bad entry is an error naming file and line.
-  const quarantine = await cliQuarantine(o.quarantine, cwd, with_.projectRoot);
+  // With --exam-from the default file is the exam's, as the action reads the base's on a pull request.
+  const quarantine = await cliQuarantine(o.quarantine, cwd, with_.exam?.root ?? with_.projectRoot);
   if (quarantine) opts.gateExclude = gateExcludeOf(quarantine);
   // Planned before the interrupt handler is installed: a signal while a large eval file is read
   // ends evalgate at once (nothing has started that needs stopping or a partial bundle).
