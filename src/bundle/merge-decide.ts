@@ -17,6 +17,7 @@ export function decisionOf(summary: WireCaseSummary): CaseDecision {
     retry: r.retry,
     status: r.status,
     failureKind: r.failure_kind ?? undefined,
+    failureStage: r.failure_stage ?? undefined,
     grading: r.score === null && r.pass_rate === null ? undefined : { score: r.score, passRate: r.pass_rate },
   }));
   const gate: CaseGate = {

@@ -14,6 +14,7 @@ import { openRows } from "../sandbox/threat-model.js";
 import { applyBaseline, comparisonSummary } from "./compare.js";
 import { mergedGateCase } from "./merge-decide.js";
 import { type Bundle, BundleError, confinedPath, readBundle, readCaseSummary, rowKey } from "./read.js";
+import { baselineForSuites } from "./suites.js";
 import { buildSummary, examCounted, isProposed, rootsOf } from "./summary.js";
 import type { WireCaseSummary, WireEval, WireIndexRow, WireIsolation, WireSummary } from "./wire.js";
 import { checkNewBundleFolder, writeJson } from "./write.js";
@@ -26,6 +27,8 @@ export interface MergeOptions {
   version: string;
   /** How the edge that asked for the merge spells `out` and `shard`, for its messages. */
   naming: OptionNaming;
+  /** Cases left out of the gate (quarantined), as a run leaves them out (RunOptions.gateExclude). */
+  gateExclude?: (row: WireIndexRow) => boolean;
 }
 
 /** Checks that `shards` are the complete, distinct shards of one run. */
@@ -74,9 +77,14 @@ async function readShards(dirs: readonly string[]): Promise<Bundle[]> {
  * `opts.out` and returns it, with every case's summary.json (checked) in row order; its reports and
  * seal are written by the caller (pipeline/merge.ts).
  */
-export async function mergeShards(
-  opts: MergeOptions,
-): Promise<{ out: string; summary: WireSummary; rows: WireIndexRow[]; caseSummaries: WireCaseSummary[] }> {
+export async function mergeShards(opts: MergeOptions): Promise<{
+  out: string;
+  summary: WireSummary;
+  rows: WireIndexRow[];
+  caseSummaries: WireCaseSummary[];
+  /** How the baseline's suites fit the shards' (compared over some, or not at all), when they differ. */
+  baselineNote?: string;
+}> {
   if (opts.bundles.length === 0) throw new UsageError("merge needs at least one bundle");
   const shards = await readShards(opts.bundles);
   checkShards(shards, opts.naming);
@@ -100,7 +108,11 @@ export async function mergeShards(
     }
   }
   rows.sort((a, b) => (rowKey(a) < rowKey(b) ? -1 : rowKey(a) > rowKey(b) ? 1 : 0));
-  if (opts.baseline) applyBaseline(rows, opts.baseline);
+  // A baseline of other suites is not compared; one of some of the same is, over those.
+  const suites = [...new Set(shards.flatMap((b) => b.summary.evals.map((e) => e.eval_path)))];
+  const fitted = opts.baseline ? baselineForSuites(opts.baseline, suites) : undefined;
+  const baseline = fitted?.bundle;
+  if (baseline) applyBaseline(rows, baseline);
 
   const evalsByPath = new Map<string, WireEval>();
   for (const b of shards)
@@ -117,15 +129,17 @@ export async function mergeShards(
   const started = Math.min(...shards.map((b) => Date.parse(b.summary.run.started_at)));
   const finished = Math.max(...shards.map((b) => Date.parse(b.summary.run.finished_at)));
   // Decided as a run decides: each case from its tries, then the run gate over every case.
-  const baseRows = opts.baseline && new Map(opts.baseline.rows.map((r) => [rowKey(r), r]));
+  const baseRows = baseline && new Map(baseline.rows.map((r) => [rowKey(r), r]));
   const caseSummaries = await Promise.all(rows.map((r) => readCaseSummary(owner.get(rowKey(r))!, r)));
   const cases = rows.map((r, i) =>
     mergedGateCase(r, caseSummaries[i]!, baseRows?.get(rowKey(r)), Boolean(baseRows)),
   );
-  // Proposed cases (new in the pull request, docs/exam.md) ran and are reported, but never gate.
+  // Proposed cases (new in the pull request, docs/exam.md) ran and are reported, but never gate;
+  // nor do quarantined ones.
+  const exclude = opts.gateExclude;
   const gate = decideRun(
     rootsOf(evals),
-    cases.filter((_, i) => !isProposed(rows[i]!)),
+    cases.filter((_, i) => !isProposed(rows[i]!) && !exclude?.(rows[i]!)),
     budgetStops,
   );
   const hadComparison = shards.some((b) => b.summary.comparison);
@@ -153,8 +167,8 @@ export async function mergeShards(
     rows,
     gate,
     budgetStops,
-    opts.baseline
-      ? comparisonSummary(opts.baseline, rows, false)
+    baseline
+      ? comparisonSummary(baseline, rows, false)
       : hadComparison
         ? mergedComparison(shards, rows)
         : null,
@@ -167,7 +181,7 @@ export async function mergeShards(
     rows.map((r) => JSON.stringify(r)).join("\n") + (rows.length ? "\n" : ""),
   );
   await writeJson(path.join(out, "summary.json"), summary);
-  return { out, summary, rows, caseSummaries };
+  return { out, summary, rows, caseSummaries, ...(fitted?.note ? { baselineNote: fitted.note } : {}) };
 }
 
 /**

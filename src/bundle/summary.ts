@@ -120,19 +120,10 @@ export function rootsOf(evals: readonly WireEval[]): EvalRoot[] {
   });
 }
 
-export function buildSummary(
-  info: RunInfo,
-  evals: readonly WireEval[],
-  allRows: readonly WireIndexRow[],
-  gate: RunGate,
-  budgetStops: ReadonlyMap<string, string>,
-  comparison: WireComparison | null = null,
-  exam: WireExam | null = null,
-): WireSummary {
+/** Per-target rollups of `rows` (counts, attempts, usage): summary.json's `targets`. */
+export function targetRollups(rows: readonly WireIndexRow[]): Map<string, WireTargetRollup> {
   const targets = new Map<string, WireTargetRollup>();
   const usages = new Map<string, (UsageTotals | null)[]>();
-  // Counts and per-target numbers describe the cases the gate weighed; usage, everything that ran.
-  const rows = allRows.filter((r) => !isProposed(r));
   for (const r of rows) {
     let roll = targets.get(r.target);
     if (!roll) {
@@ -166,6 +157,21 @@ export function buildSummary(
     roll.attempt_success_rate = roll.attempts > 0 ? roll.attempts_passed / roll.attempts : null;
     roll.usage = wireUsageTotals(sumTotals(usages.get(roll.name)!));
   }
+  return targets;
+}
+
+export function buildSummary(
+  info: RunInfo,
+  evals: readonly WireEval[],
+  allRows: readonly WireIndexRow[],
+  gate: RunGate,
+  budgetStops: ReadonlyMap<string, string>,
+  comparison: WireComparison | null = null,
+  exam: WireExam | null = null,
+): WireSummary {
+  // Counts and per-target numbers describe the cases the gate weighed; usage, everything that ran.
+  const rows = allRows.filter((r) => !isProposed(r));
+  const targets = targetRollups(rows);
   const tags: Record<string, string> = {};
   for (const e of evals) Object.assign(tags, e.tags ?? {});
   const tries = rows.flatMap((r) => r.runs);

@@ -3,21 +3,27 @@ import path from "node:path";
 import { bundleErrorAsUsage } from "../bundle/read.js";
 import { EXIT } from "../errors.js";
 import { mergeBundles } from "../pipeline/merge.js";
+import { gateExcludeOf, quarantineBlock } from "../pipeline/quarantine.js";
 import { newRunId } from "../pipeline/run.js";
+import { quarantineText } from "../report/bot.js";
 import { renderCaseTable, renderRunFooter } from "../report/table.js";
 import { VERSION } from "../version.js";
+import { repositoryRoot } from "../workspace/git.js";
 import { CLI_NAMING } from "./args.js";
 import { type CommandIO, readBundleArg } from "./io.js";
+import { cliQuarantine, type QuarantineFlag } from "./quarantine.js";
 
 export interface MergeFlags {
   out: string;
   baseline?: string;
   json?: boolean;
+  quarantine?: QuarantineFlag;
 }
 
 export async function mergeCommand(bundles: string[], o: MergeFlags, io: CommandIO): Promise<number> {
   const { cwd, stdout } = io;
   const baseline = o.baseline ? await readBundleArg(o.baseline, cwd) : undefined;
+  const quarantine = await cliQuarantine(o.quarantine, cwd, await repositoryRoot(cwd));
   const out = path.resolve(cwd, o.out);
   const merged = await bundleErrorAsUsage(
     mergeBundles({
@@ -27,9 +33,16 @@ export async function mergeCommand(bundles: string[], o: MergeFlags, io: Command
       version: VERSION,
       naming: CLI_NAMING,
       ...(baseline ? { baseline } : {}),
+      ...(quarantine ? { gateExclude: gateExcludeOf(quarantine) } : {}),
     }),
   );
+  if (merged.baselineNote) io.logger.info(`note: ${merged.baselineNote}`);
   if (o.json) stdout.write(`${JSON.stringify(merged.summary, null, 2)}\n`);
-  else stdout.write(`${renderCaseTable(merged.view.cases)}\n\n${renderRunFooter(merged.view, out)}\n`);
+  else {
+    const q = quarantine ? quarantineText(quarantineBlock(quarantine, merged.rows)) : "";
+    stdout.write(
+      `${renderCaseTable(merged.view.cases)}\n\n${q ? `${q}\n` : ""}${renderRunFooter(merged.view, out)}\n`,
+    );
+  }
   return merged.summary.gate.verdict === "pass" ? EXIT.pass : EXIT.fail;
 }

@@ -82,6 +82,11 @@ export function cliProgram(io: CommandIO, exit: (status: number) => void): Comma
       "--exam-from <ref>",
       "read the exam (tests, scorers, verifiers, gate) from this commit, the targets from the working tree, as the action judges a pull request by its base",
     )
+    .option(
+      "--quarantine <file>",
+      "the quarantine file: its cases run and are reported but do not gate (default: the repository's .evalgate/quarantine.yaml)",
+    )
+    .option("--no-quarantine", "gate every case, whatever the quarantine file says")
     .action(async (paths: string[], o: RunFlags) =>
       exit(await (await import("./run.js")).runCommand(paths, o, io)),
     );
@@ -120,6 +125,11 @@ export function cliProgram(io: CommandIO, exit: (status: number) => void): Comma
       "--exam-from <ref>",
       "read the exam from this commit and the targets from the working tree; list what the working tree proposes, changes or removes",
     )
+    .option(
+      "--quarantine <file>",
+      "the quarantine file: checked with the eval files (default: the repository's .evalgate/quarantine.yaml)",
+    )
+    .option("--no-quarantine", "do not check the quarantine file")
     .action(async (paths: string[], o: ValidateFlags) =>
       exit(await (await import("./validate.js")).validateCommand(paths, o, io)),
     );
@@ -188,6 +198,11 @@ export function cliProgram(io: CommandIO, exit: (status: number) => void): Comma
     .requiredOption("--out <dir>", "the merged bundle folder (new or empty)")
     .option("--baseline <dir>", "compare the merged cases with a baseline bundle")
     .option("--json", "print the merged summary.json on stdout")
+    .option(
+      "--quarantine <file>",
+      "the quarantine file: its cases run and are reported but do not gate (default: the repository's .evalgate/quarantine.yaml)",
+    )
+    .option("--no-quarantine", "gate every case, whatever the quarantine file says")
     .action(async (bundles: string[], o: MergeFlags) =>
       exit(await (await import("./merge.js")).mergeCommand(bundles, o, io)),
     );

@@ -3,7 +3,9 @@ import type { RepeatSetting } from "../config/types.js";
 import { EXIT } from "../errors.js";
 import { type Logger, StreamLogger } from "../log.js";
 import { type OpenExam, openExam } from "../pipeline/exam.js";
-import { type RunOptions, runEvals } from "../pipeline/run.js";
+import { gateExcludeOf, quarantineBlock } from "../pipeline/quarantine.js";
+import { planRun, type RunOptions, runEvals } from "../pipeline/run.js";
+import { quarantineText } from "../report/bot.js";
 import { LineProgress, LiveProgress, type Progress, SilentProgress } from "../report/console.js";
 import { renderCaseTable, renderRunFooter } from "../report/table.js";
 import { exitCodeOf, SignalInterrupt } from "../run/interrupt.js";
@@ -11,6 +13,7 @@ import { ChildProcessRunner, killLiveGroups } from "../sandbox/process.js";
 import { repositoryRoot } from "../workspace/git.js";
 import { CLI_NAMING, examRequest } from "./args.js";
 import { type CommandIO, isCi } from "./io.js";
+import { cliQuarantine, type QuarantineFlag } from "./quarantine.js";
 
 /** The flags of `evalgate run`, as commander parses them (cli/program.ts). */
 export interface RunFlags {
@@ -26,6 +29,7 @@ export interface RunFlags {
   baseline?: string;
   shard?: RunOptions["shard"];
   examFrom?: string;
+  quarantine?: QuarantineFlag;
 }
 
 function progressFor(io: CommandIO, json: boolean): Progress {
@@ -71,15 +75,26 @@ async function runWith(
     shard: o.shard,
     naming: CLI_NAMING,
   };
+  // Read as the action reads it, before anything runs: a bad entry is an error naming file and line.
+  // With --exam-from the default file is the exam's, as the action reads the base's on a pull request.
+  const quarantine = await cliQuarantine(o.quarantine, cwd, with_.exam?.root ?? with_.projectRoot);
+  if (quarantine) opts.gateExclude = gateExcludeOf(quarantine);
+  // Planned before the interrupt handler is installed: a signal while a large eval file is read
+  // ends evalgate at once (nothing has started that needs stopping or a partial bundle).
+  const plan = await planRun(opts);
   const interrupt = new SignalInterrupt(killLiveGroups).install();
   let result: Awaited<ReturnType<typeof runEvals>>;
   try {
-    result = await runEvals(opts, {
-      runner: new ChildProcessRunner(),
-      progress: progressFor(io, json),
-      logger: with_.logger,
-      interruption: interrupt,
-    });
+    result = await runEvals(
+      opts,
+      {
+        runner: new ChildProcessRunner(),
+        progress: progressFor(io, json),
+        logger: with_.logger,
+        interruption: interrupt,
+      },
+      plan,
+    );
   } finally {
     interrupt.dispose();
   }
@@ -94,8 +109,9 @@ async function runWith(
   }
   if (json) stdout.write(`${JSON.stringify(result.summary, null, 2)}\n`);
   else {
+    const q = quarantine ? quarantineText(quarantineBlock(quarantine, result.rows)) : "";
     stdout.write(
-      `\n${renderCaseTable(result.view.cases)}\n\n${renderRunFooter(result.view, result.bundleDir)}\n`,
+      `\n${renderCaseTable(result.view.cases)}\n\n${q ? `${q}\n` : ""}${renderRunFooter(result.view, result.bundleDir)}\n`,
     );
   }
   // A shard sees part of the cases (the footer says so): the gate is decided when they are merged.

@@ -9,6 +9,7 @@ import { checkedPlan } from "../pipeline/plan.js";
 import { repositoryRoot } from "../workspace/git.js";
 import { CLI_NAMING, examRequest } from "./args.js";
 import type { CommandIO } from "./io.js";
+import { cliQuarantine, type QuarantineFlag } from "./quarantine.js";
 
 export interface ValidateFlags {
   solvable?: boolean;
@@ -19,6 +20,7 @@ export interface ValidateFlags {
   out?: string;
   json?: boolean;
   examFrom?: string;
+  quarantine?: QuarantineFlag;
 }
 
 /** The flags that mean something only with --solvable. */
@@ -37,6 +39,8 @@ export async function validateCommand(paths: string[], o: ValidateFlags, io: Com
   }
   const given = SOLVABLE_ONLY.filter((k) => o[k] !== undefined);
   if (given.length > 0) throw new UsageError(`--${given[0]} only applies with --solvable`);
+  // The quarantine file is checked first: a mistake there is reported even when the eval files are fine.
+  const quarantine = await cliQuarantine(o.quarantine, io.cwd, projectRoot);
   const exam = o.examFrom ? await openExam(projectRoot, examRequest(o.examFrom), io.logger) : undefined;
   try {
     const plan = await checkedPlan({
@@ -48,6 +52,7 @@ export async function validateCommand(paths: string[], o: ValidateFlags, io: Com
     });
     for (const note of plan.notes) io.logger.info(`note: ${note}`);
     for (const tip of plan.tips ?? []) io.logger.info(`tip: ${tip}`);
+    unmatchedQuarantine(quarantine, plan, io);
     const tests = new Set(plan.cases.map((c) => `${c.identity.evalPath}/${c.identity.testId}`)).size;
     const files = plan.roots.length;
     io.stdout.write(
@@ -75,4 +80,23 @@ function examLines(plan: Plan): string {
   }
   if (lines.length === 1) lines.push("  the working tree changes nothing of it");
   return `${lines.join("\n")}\n`;
+}
+
+/** A live quarantine entry that matches no case of these eval files: a note (a typo, or a removed test). */
+function unmatchedQuarantine(
+  quarantine: Awaited<ReturnType<typeof cliQuarantine>>,
+  plan: Plan,
+  io: CommandIO,
+): void {
+  for (const e of quarantine?.entries ?? []) {
+    const names = (c: (typeof plan.cases)[number]) => ({
+      suite: c.suite,
+      test_id: c.identity.testId,
+      target: c.target.name,
+    });
+    if (!e.expired && !plan.cases.some((c) => e.matches(names(c))))
+      io.logger.info(
+        `note: ${quarantine!.file}:${e.line ?? "?"}: ${e.case}${e.target ? ` on ${e.target}` : ""} matches no case of these eval files`,
+      );
+  }
 }

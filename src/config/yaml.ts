@@ -2,9 +2,9 @@
  * Reading YAML with positions: every value of an eval file can be traced back to its line and key,
  * also after validate.ts dropped the parts that did not parse.
  */
-import { readFile } from "node:fs/promises";
 import { type Document, isMap, isPair, isScalar, LineCounter, type Node, parseDocument } from "yaml";
 import type { ProblemList } from "../errors.js";
+import { MAX_EVAL_FILE_BYTES, readTextFile, TextFileRefused } from "./text-file.js";
 
 export type PathKey = string | number;
 
@@ -65,12 +65,17 @@ export async function readYaml(
 ): Promise<YamlSource | undefined> {
   let text: string;
   try {
-    text = await readFile(path, "utf8");
+    text = await readTextFile(path, MAX_EVAL_FILE_BYTES);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
+    if (!(error instanceof TextFileRefused)) throw error;
     problems.add({
       file: display,
-      message: code === "ENOENT" ? "file not found" : `cannot read the file (${code ?? String(error)})`,
+      message: error.reason === "missing" ? "file not found" : `the file ${error.message}`,
+      ...(error.reason === "too-large"
+        ? {
+            hint: "split it into eval files, or move its tests into files it includes (include: cases/*.yaml)",
+          }
+        : {}),
     });
     return undefined;
   }

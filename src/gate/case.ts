@@ -69,6 +69,8 @@ export interface TryOutcome {
   retry: number;
   status: AttemptResult["status"];
   failureKind?: FailureKind | undefined;
+  /** `budget` for an attempt the eval file's budget stopped; otherwise a cancel was an interrupt. */
+  failureStage?: string | undefined;
   grading?: { score: number | null; passRate: number | null } | undefined;
 }
 
@@ -176,7 +178,18 @@ export function decideCase(tries: readonly TryOutcome[], planned: number, gate: 
   });
 
   if (cancelled > 0) {
-    return decide("error", `${cancelled} of ${planned} attempts were cancelled before they ran (budget)`);
+    // A budget stops attempts before they start (or caps a running agent); an interrupt (a cancelled
+    // job, SIGTERM) stops the rest. Each says which it was.
+    const byBudget = finals.filter(
+      (a) => a.failureKind === "budget_exceeded" || (isCancelled(a) && a.failureStage === "budget"),
+    ).length;
+    const why =
+      byBudget === cancelled
+        ? "were stopped by the budget"
+        : byBudget === 0
+          ? "were stopped: the run was cancelled"
+          : `were stopped: ${byBudget} by the budget, ${cancelled - byBudget} by the run's cancel`;
+    return decide("error", `${cancelled} of ${planned} attempts ${why}`);
   }
   if (errored.length > 0 && onError !== "exclude") {
     const kinds = [...new Set(errored.map((a) => a.failureKind ?? a.status))].join(", ");

@@ -7,11 +7,12 @@
 import { UsageError } from "../errors.js";
 import type { Logger } from "../log.js";
 import type { RunOptions } from "../pipeline/run.js";
-import { requestedBy } from "../report/bot.js";
+import { commandReply, requestedBy } from "../report/bot.js";
 import { git, repositoryRoot } from "../workspace/git.js";
+import { startCheckRun } from "./check.js";
 import { bestEffort, explainApiError, type GitHubClient } from "./client.js";
-import { COMMAND_HELP, parseCommand, type RunCommand } from "./commands.js";
-import type { EventContext } from "./context.js";
+import { parseCommand, type RunCommand } from "./commands.js";
+import { type EventContext, runUrl } from "./context.js";
 import { FORK_RECIPE } from "./destination.js";
 import type { ActionInputs } from "./inputs.js";
 
@@ -42,6 +43,8 @@ export interface CommandRequest {
   run: Partial<RunOptions>;
   /** The comment's "requested by" line. */
   section: string;
+  /** The check run (check-name) opened in progress on the head while the command runs. */
+  pendingCheck?: number;
   finish(outcome: Outcome, detailsUrl?: string): Promise<void>;
 }
 
@@ -102,18 +105,16 @@ export async function commandRequest(
   );
   const level = perm?.data.role_name ?? perm?.data.permission ?? "none";
   if (!WRITERS.has(level) && !WRITERS.has(perm?.data.permission ?? "none")) {
-    await reply(
-      `@${login} only people with write access to this repository can run evalgate (you have ${level} access). Nothing was run.`,
-    );
+    await reply(commandReply.notWriter(login, level));
     return { skipped: `${login} has ${level} access; commands need write` };
   }
   if (parsed.kind === "help") {
-    await reply(`evalgate commands:\n\n${COMMAND_HELP}`);
+    await reply(commandReply.help());
     return { skipped: "/evalgate help" };
   }
   if (parsed.kind === "invalid") {
     await react("confused");
-    await reply(`@${login} \`${parsed.text.replace(/`/g, "'")}\`: ${parsed.error}.\n\n${COMMAND_HELP}`);
+    await reply(commandReply.invalid(login, parsed.text, parsed.error));
     return { skipped: `invalid command: ${parsed.error}` };
   }
   await react("eyes");
@@ -131,9 +132,7 @@ export async function commandRequest(
   };
   if (pr.headRepo !== pr.baseRepo) {
     await react("confused");
-    await reply(
-      `@${login} this pull request comes from a fork (${pr.headRepo ?? "a deleted repository"}): a command would run its code with this repository's secrets and write token, so evalgate does not. Its evals run under \`pull_request\` without secrets; to get their comment, use the two-workflow recipe in ${FORK_RECIPE}.`,
-    );
+    await reply(commandReply.fork(login, pr.headRepo, FORK_RECIPE));
     return { skipped: "commands do not run the code of pull requests from forks" };
   }
   await checkoutHead(await repositoryRoot(inputs.cwd), pr.headSha, number, logger);
@@ -143,6 +142,34 @@ export async function commandRequest(
   if (parsed.targets.length) run.targets = parsed.targets;
   if (parsed.tags.length) run.tags = parsed.tags;
   const headSha = pr.headSha;
+  // Pending on the head while it runs, where a required check looks: the commit status, or the
+  // check run (check-name) opened in progress and concluded by the outcome.
+  const url = runUrl(ctx);
+  const context = `evalgate${inputs.commentKey === "default" ? "" : ` (${inputs.commentKey})`}`;
+  let pendingCheck: number | undefined;
+  const name = inputs.checkName;
+  if (name) {
+    pendingCheck = await bestEffort(logger, `opening the check run "${name}"`, "checks: write", () =>
+      startCheckRun(client, {
+        ...ref,
+        name,
+        headSha,
+        title: `running (requested by ${login})`,
+        ...(url ? { detailsUrl: url } : {}),
+      }),
+    );
+  } else {
+    await bestEffort(logger, "setting the commit status", "statuses: write", () =>
+      client.rest.repos.createCommitStatus({
+        ...ref,
+        sha: headSha,
+        state: "pending",
+        context,
+        description: `running (requested by ${login})`.slice(0, 140),
+        ...(url ? { target_url: url } : {}),
+      }),
+    );
+  }
   const finish = async (outcome: Outcome, url?: string) => {
     await react(outcome === "pass" ? "rocket" : "confused");
     // A status on the head commit, where a required check looks (a check run when check-name is set).
@@ -152,7 +179,7 @@ export async function commandRequest(
           ...ref,
           sha: headSha,
           state: outcome === "pass" ? "success" : outcome === "fail" ? "failure" : "error",
-          context: `evalgate${inputs.commentKey === "default" ? "" : ` (${inputs.commentKey})`}`,
+          context,
           description:
             `${outcome === "pass" ? "gate passed" : outcome === "fail" ? "gate failed" : "error"} (requested by ${login})`.slice(
               0,
@@ -182,6 +209,7 @@ export async function commandRequest(
     command: parsed,
     run,
     section: requestedBy(login, parsed.text, pr.headSha),
+    ...(pendingCheck ? { pendingCheck } : {}),
     finish,
   };
 }

@@ -6,25 +6,24 @@
  * removal. A `/evalgate run` command is read in bot-command.ts. Nothing here runs evals: the run
  * mode (modes/run.ts) runs them with the options the bot adds.
  */
-import { readFile } from "node:fs/promises";
 import path from "node:path";
-import picomatch from "picomatch";
 import { type Bundle, rowKey } from "../bundle/read.js";
 import type { WireIndexRow } from "../bundle/wire.js";
-import type { Plan } from "../config/types.js";
-import { UsageError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { type OpenExam, openExam } from "../pipeline/exam.js";
 import { checkedPlan } from "../pipeline/plan.js";
+import { gateExcludeOf, quarantineBlock } from "../pipeline/quarantine.js";
 import type { RunOptions } from "../pipeline/run.js";
-import { type QuarantineBlock, quarantineSection, skippedSection } from "../report/bot.js";
+import { quarantineSection, skippedSection } from "../report/bot.js";
 import { repositoryRoot } from "../workspace/git.js";
-import { type CommandRequest, commandRequest, type Outcome, obj, type PrFacts, str } from "./bot-command.js";
-import { bestEffort, explainApiError, type GitHubClient } from "./client.js";
+import { type CommandRequest, commandRequest, type Outcome, type PrFacts } from "./bot-command.js";
+import { labelTrigger, pathSkips } from "./bot-triggers.js";
+import type { GitHubClient } from "./client.js";
 import type { EventContext } from "./context.js";
+import type { StepState } from "./error-ending.js";
 import { type ActionInputs, checkWorkingDirectory } from "./inputs.js";
-import { activeEntry, applyQuarantine, parseQuarantine, type Quarantine } from "./quarantine.js";
-import { EXAM_FIX, tarballApi, trustedQuarantine } from "./trusted.js";
+import { stepQuarantine } from "./quarantine.js";
+import { EXAM_FIX, tarballApi } from "./trusted.js";
 
 type Json = Record<string, unknown>;
 
@@ -33,6 +32,8 @@ export interface BotDeps {
   logger: Logger;
   payload: Json;
   today: Date;
+  /** What the step knows so far, filled in as the bot learns it (a command's PR), for an error ending. */
+  state?: StepState;
 }
 
 /** The bot's decision for one step. */
@@ -40,14 +41,20 @@ export interface BotPlan {
   ctx: EventContext;
   /** Set when the step runs no evals: why (the skipped-reason output). */
   skipped?: string;
-  /** Every suite was skipped for its paths: main posts the skip comment and a passing check. */
-  skippedByPaths?: { sections: string[] };
+  /**
+   * A skip a reviewer must see (github/skip.ts): the comment says no evals ran on this commit and
+   * why, and the check run concludes `skipped`. Unset for events that are not about this PR's
+   * evals (a comment that is no command, an unrelated label added).
+   */
+  skipReport?: { kind: "labels" | "paths"; hint?: string };
   /** Options the bot adds to the run. */
   run: Partial<RunOptions>;
   /** The comment's bot blocks, once the run's rows are known. */
   sections(rows: readonly WireIndexRow[], baseline: Bundle | undefined): string[];
   /** After the run (or the skip): reactions, commit status, label removal. */
   finish(outcome: Outcome, detailsUrl?: string): Promise<void>;
+  /** A command's check run, opened in progress on the head: the outcome concludes it. */
+  pendingCheck?: number;
   /** At the step's end, whatever happened: removes the exam's files. */
   close(): Promise<void>;
 }
@@ -63,29 +70,69 @@ function noop(ctx: EventContext, skipped?: string): BotPlan {
   };
 }
 
-/** A label of the `labels` input that `name` is: the label itself or NAME:TAG. */
-export function matchLabel(labels: readonly string[], name: string): { tags: string[] } | null {
-  for (const l of labels) {
-    if (l === name) {
-      const i = l.indexOf(":");
-      return { tags: i > 0 ? [l.slice(i + 1)] : [] };
-    }
+/**
+ * The exam a pull request is judged by: its base commit's (docs/exam.md), on `pull_request` and on
+ * comment commands, unless trust-pr-gate. Not in the merge queue: a PR gets there only after its own
+ * check, judged by the base's exam, passed; nor on push: the pushed commit is the base.
+ */
+async function examOfPullRequest(
+  inputs: ActionInputs,
+  ctx: EventContext,
+  baseSha: string | null,
+  root: string,
+  deps: BotDeps,
+): Promise<OpenExam | null> {
+  const untrusted = ctx.eventName === "pull_request" || ctx.eventName === "issue_comment";
+  if (!untrusted || !baseSha || inputs.trustPrGate) return null;
+  const client = deps.client;
+  return openExam(
+    root,
+    {
+      ref: baseSha,
+      name: "the base commit",
+      ...(client ? { tarball: tarballApi(client, ctx) } : {}),
+      fix: EXAM_FIX,
+    },
+    deps.logger,
+  );
+}
+
+/**
+ * A merge step decides the gate of the shards' cases (the shards do not gate): the quarantine
+ * applies there as in a run, and its section is in the comment.
+ */
+async function mergeBot(inputs: ActionInputs, ctx: EventContext, deps: BotDeps): Promise<BotPlan> {
+  const root = await repositoryRoot(inputs.cwd);
+  const untrusted = ctx.eventName === "pull_request" || ctx.eventName === "issue_comment";
+  // Only the base's quarantine file is read from the exam here: the shards ran the exam itself.
+  const exam = await examOfPullRequest(inputs, ctx, ctx.pullRequest?.baseSha ?? null, root, deps);
+  let quarantine: Awaited<ReturnType<typeof stepQuarantine>>["quarantine"];
+  try {
+    ({ quarantine } = await stepQuarantine({
+      root,
+      rel: path.relative(root, path.resolve(inputs.cwd, inputs.quarantineFile)),
+      today: deps.today,
+      exam,
+      trustedPr: untrusted && inputs.trustPrGate,
+      logger: deps.logger,
+    }));
+  } finally {
+    await exam?.close();
   }
-  return null;
+  if (!quarantine) return noop(ctx);
+  return {
+    ...noop(ctx),
+    run: { gateExclude: gateExcludeOf(quarantine) },
+    sections: (rows, baseline) => {
+      const text = quarantineSection(quarantineBlock(quarantine, rows, baseline?.rows));
+      return text ? [text] : [];
+    },
+  };
 }
 
-async function changedFiles(client: GitHubClient, ctx: EventContext, pr: number): Promise<string[]> {
-  const files = await client.paginate(client.rest.pulls.listFiles, {
-    owner: ctx.owner,
-    repo: ctx.repo,
-    pull_number: pr,
-    per_page: 100,
-  });
-  return files.flatMap((f) => [f.filename, ...(f.previous_filename ? [f.previous_filename] : [])]);
-}
-
-/** Prepares the bot's part of a step that runs evals. */
+/** Prepares the bot's part of a step that runs evals (or merges shards, which gates them). */
 export async function prepareBot(inputs: ActionInputs, ctx0: EventContext, deps: BotDeps): Promise<BotPlan> {
+  if (inputs.mode.kind === "merge") return mergeBot(inputs, ctx0, deps);
   if (inputs.mode.kind !== "run") return noop(ctx0);
   await checkWorkingDirectory(inputs.cwd);
   const { client, logger, payload } = deps;
@@ -114,43 +161,24 @@ export async function prepareBot(inputs: ActionInputs, ctx0: EventContext, deps:
     Object.assign(run, request.run);
     sections.push(request.section);
     finishers.push(request.finish);
-  } else if (ctx.eventName === "pull_request" && inputs.labels.length > 0) {
-    const action = str(payload.action);
-    const prLabels = (
-      Array.isArray(obj(payload.pull_request).labels) ? (obj(payload.pull_request).labels as unknown[]) : []
-    )
-      .map((l) => str(obj(l).name))
-      .filter((n): n is string => n !== null);
-    let label: string | null = null;
-    if (action === "labeled") {
-      label = str(obj(payload.label).name);
-      if (!label || !matchLabel(inputs.labels, label))
-        return noop(
-          ctx,
-          `the label ${label ?? "(none)"} is not one of the labels input (${inputs.labels.join(", ")})`,
-        );
-    } else {
-      label = prLabels.find((l) => matchLabel(inputs.labels, l)) ?? null;
-      if (!label) return noop(ctx, `the pull request has none of the labels ${inputs.labels.join(", ")}`);
+    if (deps.state) {
+      // From here an error ends on the PR: its comment, the command's reaction and status.
+      deps.state.ctx = ctx;
+      deps.state.finish = request.finish;
+      if (request.pendingCheck) deps.state.pendingCheck = request.pendingCheck;
     }
-    const m = matchLabel(inputs.labels, label)!;
-    if (m.tags.length) run.tags = m.tags;
-    logger.info(`label ${label}: running${m.tags.length ? ` the tests tagged ${m.tags.join(", ")}` : ""}`);
-    if (inputs.removeLabel && client && pr) {
-      const n = pr.number;
-      const name = label;
-      finishers.push(async () => {
-        await bestEffort(logger, `removing the label ${name}`, "pull-requests: write", () =>
-          client.rest.issues.removeLabel({ owner: ctx.owner, repo: ctx.repo, issue_number: n, name }),
-        );
-      });
-    }
+  } else {
+    const trigger = labelTrigger(inputs, ctx, payload, pr?.number ?? null, client, logger);
+    if (trigger && "skip" in trigger)
+      return { ...noop(ctx, trigger.skip), ...(trigger.report ? { skipReport: trigger.report } : {}) };
+    if (trigger?.tags.length) run.tags = trigger.tags;
+    if (trigger?.after) finishers.push(trigger.after);
   }
 
   // The run's own options, as the bot leaves them; a first look at the plan finds suites and paths.
   const options = { ...inputs.mode.options, ...run };
   const root = await repositoryRoot(options.cwd);
-  const exam = await examOfPullRequest(inputs, ctx, pr, root, deps);
+  const exam = await examOfPullRequest(inputs, ctx, pr?.baseSha ?? null, root, deps);
   try {
     if (exam) run.exam = exam;
     return await judged(inputs, deps, {
@@ -170,33 +198,6 @@ export async function prepareBot(inputs: ActionInputs, ctx0: EventContext, deps:
   }
 }
 
-/**
- * The exam a pull request is judged by: its base commit's (docs/exam.md), on `pull_request` and on
- * comment commands, unless trust-pr-gate. Not in the merge queue: a PR gets there only after its own
- * check, judged by the base's exam, passed; nor on push: the pushed commit is the base.
- */
-async function examOfPullRequest(
-  inputs: ActionInputs,
-  ctx: EventContext,
-  pr: PrFacts | null,
-  root: string,
-  deps: BotDeps,
-): Promise<OpenExam | null> {
-  const untrusted = ctx.eventName === "pull_request" || ctx.eventName === "issue_comment";
-  if (!untrusted || !pr?.baseSha || inputs.trustPrGate) return null;
-  const client = deps.client;
-  return openExam(
-    root,
-    {
-      ref: pr.baseSha,
-      name: "the base commit",
-      ...(client ? { tarball: tarballApi(client, ctx) } : {}),
-      fix: EXAM_FIX,
-    },
-    deps.logger,
-  );
-}
-
 interface Judging {
   ctx: EventContext;
   pr: PrFacts | null;
@@ -210,64 +211,34 @@ interface Judging {
   exam: OpenExam | null;
 }
 
-/** Suites the pull request cannot change the result of (paths:), skipped. A command runs all it asks for. */
-async function skippedByPaths(
-  j: Judging,
-  plan: Plan | null,
-  deps: BotDeps,
-): Promise<{ name: string; evalPath: string; paths: string[] }[]> {
-  const { ctx, pr, command } = j;
-  const client = deps.client;
-  if (!plan || !pr || !client || command || ctx.eventName !== "pull_request") return [];
-  const withPaths = plan.roots.filter((r) => r.paths?.length);
-  if (!withPaths.length) return [];
-  const files = await changedFiles(client, ctx, pr.number).catch((error: unknown) => {
-    throw new UsageError(
-      explainApiError(error, `listing the files of PR #${pr.number}`, "pull-requests: read"),
-    );
-  });
-  const skipped = withPaths
-    .filter((r) => {
-      const isMine = picomatch([...r.paths!, r.evalPath], { dot: true });
-      return !files.some((f) => isMine(f));
-    })
-    .map((r) => ({ name: r.name, evalPath: r.evalPath, paths: r.paths! }));
-  if (skipped.length) {
-    j.run.skipEvals = new Set(skipped.map((s) => s.evalPath));
-    deps.logger.info(
-      `skipping ${skipped.map((s) => s.evalPath).join(", ")}: the pull request changes none of their paths`,
-    );
-  }
-  return skipped;
-}
-
-/** The quarantine: the base commit's with an exam from it (what the PR changes applies after merge). */
-async function quarantineOf(j: Judging, inputs: ActionInputs, deps: BotDeps): Promise<Quarantine | null> {
-  const qRel = path.relative(j.root, path.resolve(inputs.cwd, inputs.quarantineFile));
-  if (j.exam) {
-    const tq = await trustedQuarantine(j.root, j.exam, qRel, deps.today);
-    if (tq.changes.length) j.run.quarantineChanges = tq.changes;
-    return tq.quarantine;
-  }
-  const text = await readFile(path.join(j.root, qRel), "utf8").catch(() => null);
-  return text === null ? null : parseQuarantine(text, qRel, deps.today);
-}
-
 /** The rules of the run (paths, quarantine) and the comment's bot blocks, once the exam is known. */
 async function judged(inputs: ActionInputs, deps: BotDeps, j: Judging): Promise<BotPlan> {
-  const { ctx, pr, sections, finishers, exam } = j;
+  const { ctx, pr, command, root, run, sections, finishers, exam } = j;
+  const { client, logger, payload } = deps;
   const onPr = pr !== null && ctx.eventName !== "push";
-  const plan = onPr
-    ? await checkedPlan({ ...j.options, projectRoot: j.root }, { agentPrograms: false })
-    : null;
-  const skipped = await skippedByPaths(j, plan, deps);
-  const quarantine = await quarantineOf(j, inputs, deps);
-  if (quarantine) {
-    const q = quarantine;
-    j.run.gateExclude = (row) => activeEntry(q, row) !== undefined;
-  }
-  if (exam && (plan?.cases.some((c) => c.exam) || plan?.exam?.files.length || j.run.quarantineChanges))
-    deps.logger.info(
+  const plan = onPr ? await checkedPlan({ ...j.options, projectRoot: root }, { agentPrograms: false }) : null;
+
+  // Suites the pull request cannot change the result of (paths:), skipped. A command runs all it asks for.
+  const skipped =
+    plan && pr && client && !command && ctx.eventName === "pull_request"
+      ? await pathSkips(client, ctx, pr.number, plan.roots, payload, logger)
+      : [];
+  if (skipped.length) run.skipEvals = new Set(skipped.map((s) => s.evalPath));
+
+  // The quarantine a PR is judged by: the base commit's (what the PR changes applies after merge).
+  const untrusted = ctx.eventName === "pull_request" || ctx.eventName === "issue_comment";
+  const { quarantine, changes } = await stepQuarantine({
+    root,
+    rel: path.relative(root, path.resolve(inputs.cwd, inputs.quarantineFile)),
+    today: deps.today,
+    exam,
+    trustedPr: untrusted && inputs.trustPrGate,
+    logger,
+  });
+  if (changes.length) run.quarantineChanges = changes;
+  if (quarantine) run.gateExclude = gateExcludeOf(quarantine);
+  if (exam && (plan?.cases.some((c) => c.exam) || plan?.exam?.files.length || changes.length))
+    logger.info(
       `the pull request changes its exam; it is judged by ${exam.label}'s, and its changes apply after merge`,
     );
 
@@ -275,25 +246,7 @@ async function judged(inputs: ActionInputs, deps: BotDeps, j: Judging): Promise<
   const makeSections = (rows: readonly WireIndexRow[], baseline: Bundle | undefined): string[] => {
     const out = [...sections];
     if (quarantine) {
-      const o = applyQuarantine(quarantine, rows, baseline?.rows);
-      const name = (r: WireIndexRow) => ({
-        suite: r.suite,
-        testId: r.test_id,
-        target: r.target,
-        verdict: r.verdict,
-      });
-      const block: QuarantineBlock = {
-        file: o.file,
-        quarantined: o.quarantined.map((c) => ({
-          ...name(c.row),
-          owner: c.entry.owner,
-          expires: c.entry.expires,
-          reason: c.entry.reason,
-          stable: c.stable,
-        })),
-        expired: o.expired.map((c) => ({ ...name(c.row), owner: c.entry.owner, expires: c.entry.expires })),
-      };
-      const text = quarantineSection(block);
+      const text = quarantineSection(quarantineBlock(quarantine, rows, baseline?.rows));
       if (text) out.push(text);
     }
     if (skipped.length) {
@@ -311,11 +264,12 @@ async function judged(inputs: ActionInputs, deps: BotDeps, j: Judging): Promise<
   };
   return {
     ctx,
-    run: j.run,
+    run,
+    ...(command?.pendingCheck ? { pendingCheck: command.pendingCheck } : {}),
     ...(allSkipped
       ? {
           skipped: `the pull request changes none of the files the suites depend on (paths: of ${skipped.map((s) => s.evalPath).join(", ")})`,
-          skippedByPaths: { sections: [] },
+          skipReport: { kind: "paths" as const },
         }
       : {}),
     sections: makeSections,

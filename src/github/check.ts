@@ -13,7 +13,8 @@ export const CHECK_SUMMARY_LIMIT = 65_535;
 type Outcome = VerdictFacts;
 
 /** The comment headline's verdict and reason first, then the counts. */
-export function checkTitle(summary: Outcome): string {
+export function checkTitle(summary: Outcome & { run?: { interrupted: string | null } }): string {
+  if (summary.run?.interrupted) return `cancelled: ${summary.run.interrupted}`.slice(0, 250);
   const c = summary.counts;
   const extra = [
     c.failed && `${c.failed} failed`,
@@ -25,6 +26,63 @@ export function checkTitle(summary: Outcome): string {
   return `${verdictText(summary)} · ${c.passed} of ${c.cases} cases passed${extra ? ` (${extra})` : ""}`;
 }
 
+export type CheckConclusion = "success" | "failure" | "cancelled" | "skipped" | "neutral";
+
+/**
+ * A completed check run: `existing` (one a command opened in progress when it started) is
+ * concluded, else a new one is created.
+ */
+export async function completeCheckRun(
+  client: GitHubClient,
+  o: {
+    owner: string;
+    repo: string;
+    name: string;
+    headSha: string;
+    conclusion: CheckConclusion;
+    title: string;
+    body: string;
+    detailsUrl?: string;
+    existing?: number;
+  },
+): Promise<{ id: number; url: string }> {
+  const fields = {
+    status: "completed" as const,
+    conclusion: o.conclusion,
+    completed_at: new Date().toISOString(),
+    ...(o.detailsUrl ? { details_url: o.detailsUrl } : {}),
+    output: { title: o.title, summary: o.body },
+  };
+  const { data } = o.existing
+    ? await client.rest.checks.update({ owner: o.owner, repo: o.repo, check_run_id: o.existing, ...fields })
+    : await client.rest.checks.create({
+        owner: o.owner,
+        repo: o.repo,
+        name: o.name,
+        head_sha: o.headSha,
+        ...fields,
+      });
+  return { id: data.id, url: data.html_url ?? "" };
+}
+
+/** A check run in progress on `headSha` (a command's run, from its start): concluded by completeCheckRun. */
+export async function startCheckRun(
+  client: GitHubClient,
+  o: { owner: string; repo: string; name: string; headSha: string; title: string; detailsUrl?: string },
+): Promise<number> {
+  const { data } = await client.rest.checks.create({
+    owner: o.owner,
+    repo: o.repo,
+    name: o.name,
+    head_sha: o.headSha,
+    status: "in_progress",
+    started_at: new Date().toISOString(),
+    ...(o.detailsUrl ? { details_url: o.detailsUrl } : {}),
+    output: { title: o.title, summary: o.title },
+  });
+  return data.id;
+}
+
 export async function publishCheckRun(
   client: GitHubClient,
   opts: {
@@ -32,21 +90,26 @@ export async function publishCheckRun(
     repo: string;
     name: string;
     headSha: string;
-    summary: Outcome;
+    summary: Outcome & { run?: { interrupted: string | null } };
     body: string;
     detailsUrl?: string;
+    existing?: number;
   },
 ): Promise<{ id: number; url: string }> {
-  const { data } = await client.rest.checks.create({
+  const conclusion = opts.summary.run?.interrupted
+    ? "cancelled"
+    : opts.summary.gate.verdict === "pass"
+      ? "success"
+      : "failure";
+  return completeCheckRun(client, {
     owner: opts.owner,
     repo: opts.repo,
     name: opts.name,
-    head_sha: opts.headSha,
-    status: "completed",
-    conclusion: opts.summary.gate.verdict === "pass" ? "success" : "failure",
-    completed_at: new Date().toISOString(),
-    ...(opts.detailsUrl ? { details_url: opts.detailsUrl } : {}),
-    output: { title: checkTitle(opts.summary), summary: opts.body },
+    headSha: opts.headSha,
+    conclusion,
+    title: checkTitle(opts.summary),
+    body: opts.body,
+    ...(opts.detailsUrl ? { detailsUrl: opts.detailsUrl } : {}),
+    ...(opts.existing ? { existing: opts.existing } : {}),
   });
-  return { id: data.id, url: data.html_url ?? "" };
 }

@@ -23,13 +23,6 @@ export type Command =
   | { kind: "help"; text: string }
   | { kind: "invalid"; text: string; error: string };
 
-export const COMMAND_HELP = [
-  "`/evalgate run` — run the evals on this pull request's head commit",
-  "`/evalgate run --repeat N` — with N attempts per case (`MIN..MAX`: adaptive, stop once the verdict is clear)",
-  "`/evalgate run --test GLOB --target NAME --tag T` — only some cases (each may be given more than once)",
-  "`/evalgate help` — this list",
-].join("\n");
-
 /** The comment's own lines: without quotes, fenced code blocks and indented code. */
 function ownLines(body: string): string[] {
   const out: string[] = [];

@@ -1,7 +1,7 @@
 /**
  * The sticky PR comment: one per pull request and comment key, found by its hidden marker line
- * through every page of the PR's comments (in a comment by a bot or a writer of the repository),
- * updated in place, and posted when the `comment` input wants it.
+ * through every page of the PR's comments (in a comment the token itself wrote), updated in place,
+ * and posted when the `comment` input wants it.
  */
 import type { WireSummary } from "../bundle/wire.js";
 import { apiStatus, explainApiError, type GitHubClient, isForbidden } from "./client.js";
@@ -18,6 +18,8 @@ export interface IssueRef {
 export interface StickyComment {
   id: number;
   url: string;
+  /** The comment's text when it was found (a skip does not overwrite a report of the same commit). */
+  body?: string;
 }
 
 /** A comment is ours when one of its lines is exactly the marker (a quote of it is `> <!-- …`). */
@@ -25,19 +27,50 @@ export function hasMarker(body: string | undefined | null, marker: string): bool
   return (body ?? "").split("\n").some((line) => line.trim() === marker);
 }
 
-/**
- * Authors whose comment can be the sticky one: a bot (the workflow token posts as
- * github-actions[bot], an app token as its app) or someone with write access (a personal token of a
- * maintainer). Anyone else could paste the marker into a comment of their own, have evalgate write
- * its report there, and then edit that "report" at will.
- */
-const WRITERS = new Set(["OWNER", "MEMBER", "COLLABORATOR"]);
+/** What the workflow token posts as; the sticky comment's author when the token's own cannot be learnt. */
+export const ACTIONS_BOT = "github-actions[bot]";
 
-export function trustedAuthor(c: {
-  user?: { type?: string | null } | null;
-  author_association?: string | null;
-}): boolean {
-  return c.user?.type === "Bot" || WRITERS.has(c.author_association ?? "");
+const logins = new WeakMap<GitHubClient, Promise<string | undefined>>();
+
+/**
+ * The login the token posts as: GraphQL's `viewer` answers for every kind of token (the app's
+ * `name[bot]` for an installation token, github-actions[bot] for the workflow token, the user for
+ * a personal token); GET /user answers only a personal token. Undefined when neither answers.
+ * Asked once per client.
+ */
+export function tokenLogin(client: GitHubClient): Promise<string | undefined> {
+  let known = logins.get(client);
+  if (!known) {
+    known = (async () => {
+      try {
+        const r = await client.graphql<{ viewer?: { login?: unknown } }>("query { viewer { login } }");
+        if (typeof r.viewer?.login === "string" && r.viewer.login) return r.viewer.login;
+      } catch {
+        // an old GitHub Enterprise, or GraphQL refused: try REST
+      }
+      try {
+        const { data } = await client.rest.users.getAuthenticated();
+        return data.login || undefined;
+      } catch {
+        return undefined;
+      }
+    })();
+    logins.set(client, known);
+  }
+  return known;
+}
+
+/**
+ * Whether a comment can be the sticky one: its author is the token's own identity (decision 0201).
+ * Anyone else, a maintainer or an organisation member included, could paste the marker into a
+ * comment of their own, have evalgate write its report there, and then edit that "report" at will.
+ * When the token's identity cannot be learnt, only the workflow token's bot is trusted.
+ */
+export function ownComment(
+  c: { user?: { login?: string | null } | null },
+  login: string | undefined,
+): boolean {
+  return (c.user?.login ?? "") === (login ?? ACTIONS_BOT);
 }
 
 export async function findStickyComment(
@@ -45,6 +78,7 @@ export async function findStickyComment(
   ref: IssueRef,
   marker: string,
 ): Promise<StickyComment | undefined> {
+  const login = await tokenLogin(client);
   const pages = client.paginate.iterator(client.rest.issues.listComments, {
     owner: ref.owner,
     repo: ref.repo,
@@ -52,8 +86,8 @@ export async function findStickyComment(
     per_page: 100,
   });
   for await (const page of pages) {
-    const found = page.data.find((c) => hasMarker(c.body, marker) && trustedAuthor(c));
-    if (found) return { id: found.id, url: found.html_url };
+    const found = page.data.find((c) => hasMarker(c.body, marker) && ownComment(c, login));
+    if (found) return { id: found.id, url: found.html_url, body: found.body ?? "" };
   }
   return undefined;
 }

@@ -16,6 +16,8 @@ export interface Destination {
   sha: string;
   /** Set when the token cannot write to the PR (a fork's pull_request run). */
   readOnly?: string;
+  /** Set when the bundle's commit is no longer the PR's head (a workflow_run that came late). */
+  stale?: string;
 }
 
 export async function destination(
@@ -32,9 +34,11 @@ export async function destination(
     try {
       const { data } = await client.rest.pulls.get({ owner: ctx.owner, repo: ctx.repo, pull_number: pr });
       if (data.head.sha === sha) return { pr, sha };
-      logger.warn(
-        `not commenting on PR #${pr}: its head is ${data.head.sha.slice(0, 7)}, but the bundle is of ${sha.slice(0, 7)} (a newer push, or a record that does not belong to this PR)`,
-      );
+      return {
+        pr: null,
+        sha,
+        stale: `PR #${pr}'s head is ${data.head.sha.slice(0, 7)}, but the bundle is of ${sha.slice(0, 7)} (a newer push, or a record that does not belong to this PR)`,
+      };
     } catch (error) {
       logger.warn(explainApiError(error, `looking up PR #${pr}`, "pull-requests: read"));
     }

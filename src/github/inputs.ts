@@ -13,9 +13,9 @@ import {
   parseShard,
   splitList,
 } from "../config/options.js";
+import { DEFAULT_QUARANTINE_FILE } from "../config/quarantine.js";
 import { UsageError } from "../errors.js";
 import type { RunOptions } from "../pipeline/run.js";
-import { DEFAULT_QUARANTINE_FILE } from "./quarantine.js";
 
 /** How the action spells the options in the core's messages: an action user never typed a flag. */
 export const ACTION_NAMING: OptionNaming = {

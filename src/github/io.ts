@@ -35,7 +35,11 @@ export class ActionsLogger implements Logger {
 
 /** The outputs of action.yml; every one is set, empty when it does not apply. */
 export interface ActionOutputs {
-  verdict: "pass" | "fail" | "pending" | "";
+  /**
+   * The gate's verdict (pass, fail), pending for a shard, or how the step ended without one:
+   * skipped (no evals ran), cancelled (the run was stopped), error (exit 2 or 3).
+   */
+  verdict: "pass" | "fail" | "pending" | "skipped" | "cancelled" | "error" | "";
   "run-id": string;
   "bundle-path": string;
   "artifact-id": string;

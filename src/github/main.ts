@@ -6,6 +6,7 @@
  */
 import { readBundleAs } from "../bundle/read.js";
 import { EXIT, failureOf } from "../errors.js";
+import { baselineSection } from "../report/bot.js";
 import { LineProgress, type Progress } from "../report/console.js";
 import { shardFinished } from "../report/format.js";
 import { ChildProcessRunner, type ProcessRunner } from "../sandbox/process.js";
@@ -13,9 +14,10 @@ import { ActionsArtifactStore, type ArtifactStore } from "./artifact.js";
 import { type BotPlan, prepareBot } from "./bot.js";
 import { createClient } from "./client.js";
 import { readEventContext, readEventPayload, runUrl } from "./context.js";
+import { endWithError, type StepState } from "./error-ending.js";
 import { envInputReader, parseInputs } from "./inputs.js";
 import { ActionsLogger, maskSecret, setOutputs } from "./io.js";
-import { type Produced, produceBundle } from "./modes/index.js";
+import { produceBundle } from "./modes/index.js";
 import { publishOutcome } from "./outcome.js";
 import { skipStep } from "./skip.js";
 
@@ -33,42 +35,46 @@ export async function run(
   deps: StepDeps = { env: process.env, artifacts: new ActionsArtifactStore(), logger: new ActionsLogger() },
 ): Promise<number> {
   const { env, logger } = deps;
+  // What is known so far: an error ends on the PR with what can be reached (error-ending.ts).
+  const step: StepState = {};
   let bot: BotPlan | undefined;
   try {
     const inputs = parseInputs(envInputReader(env), { workspace: env.GITHUB_WORKSPACE || process.cwd() });
     maskSecret(inputs.token);
     // Agents get an allow-listed environment anyway; the token need not stay in this process's either.
     delete env["INPUT_GITHUB-TOKEN"];
+    step.inputs = inputs;
     const first = readEventContext(env);
+    step.ctx = first;
     const client = inputs.token
       ? createClient({ token: inputs.token, baseUrl: first.apiUrl, logger })
       : undefined;
+    if (client) step.client = client;
     bot = await prepareBot(inputs, first, {
       client,
       logger,
       payload: readEventPayload(env),
       today: new Date(),
+      state: step,
     });
     const ctx = bot.ctx;
+    step.ctx = ctx;
+    const plan = bot;
+    step.finish = (outcome, url) => plan.finish(outcome, url);
     if (bot.skipped) return await skipStep(bot, inputs, ctx, client, deps);
-    let produced: Produced;
-    try {
-      produced = await produceBundle(
-        inputs,
-        ctx,
-        {
-          client,
-          logger,
-          env,
-          runner: deps.runner ?? new ChildProcessRunner(),
-          progress: deps.progress ?? new LineProgress(process.stdout),
-        },
-        bot.run,
-      );
-    } catch (error) {
-      await bot.finish("error", runUrl(ctx));
-      throw error;
-    }
+    const produced = await produceBundle(
+      inputs,
+      ctx,
+      {
+        client,
+        logger,
+        env,
+        runner: deps.runner ?? new ChildProcessRunner(),
+        progress: deps.progress ?? new LineProgress(process.stdout),
+      },
+      bot.run,
+    );
+    step.ran = inputs.mode.kind === "run";
     const rows = produced.made ? (await readBundleAs(produced.dir)).rows : [];
     const { outputs, reasons } = await publishOutcome(
       produced,
@@ -76,10 +82,17 @@ export async function run(
       ctx,
       client,
       deps,
-      bot.sections(rows, produced.baseline),
+      [...bot.sections(rows, produced.baseline), baselineSection(produced.baselineReport)].filter(Boolean),
+      bot.pendingCheck,
     );
     if (inputs.mode.kind === "run") outputs.ran = "true";
     setOutputs(outputs);
+    if (outputs.verdict === "cancelled") {
+      // The job was cancelled: what finished is published; no verdict, and not a failed gate.
+      await bot.finish("error", runUrl(ctx));
+      logger.fail(`evalgate: cancelled: ${produced.summary.gate.reasons[0] ?? "the run was interrupted"}`);
+      return EXIT.fail;
+    }
     await bot.finish(outputs.verdict === "fail" ? "fail" : "pass", runUrl(ctx));
     if (outputs.verdict === "fail") {
       logger.fail(`evalgate: gate failed${reasons.length ? `: ${reasons.join("; ")}` : ""}`);
@@ -96,6 +109,7 @@ export async function run(
       how: "Re-run with debug logging for details.",
     });
     logger.fail(failure.message);
+    await endWithError(step, failure, deps);
     return failure.status;
   } finally {
     // The exam's files (the base commit's, outside the checkout) go with the step.

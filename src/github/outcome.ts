@@ -17,7 +17,13 @@ import {
   JOB_SUMMARY_MAX,
   renderComment,
 } from "../report/comment.js";
-import { type ArtifactStore, artifactUrl, shardArtifactName, uploadProblem } from "./artifact.js";
+import {
+  type ArtifactStore,
+  artifactUrl,
+  attemptArtifactName,
+  shardArtifactName,
+  uploadProblem,
+} from "./artifact.js";
 import { CHECK_SUMMARY_LIMIT, publishCheckRun } from "./check.js";
 import { explainApiError, type GitHubClient } from "./client.js";
 import { changedFromBaseline, postComment } from "./comment.js";
@@ -41,7 +47,10 @@ async function upload(
   deps: OutcomeDeps,
 ): Promise<{ id: number; url?: string; name: string } | undefined> {
   const shard = produced.summary.run.shard;
-  const name = shard ? shardArtifactName(inputs.artifactName, shard) : inputs.artifactName;
+  const name = attemptArtifactName(
+    shard ? shardArtifactName(inputs.artifactName, shard) : inputs.artifactName,
+    ctx.runAttempt,
+  );
   const problem = uploadProblem(deps.env);
   if (problem) {
     deps.logger.warn(`the bundle was not uploaded: ${problem}. It stays at ${produced.dir}`);
@@ -71,6 +80,8 @@ export async function publishOutcome(
   deps: OutcomeDeps,
   /** The bot's blocks of the comment (github/bot.ts). */
   sections: string[] = [],
+  /** A check run a command opened in progress: concluded instead of a new one. */
+  pendingCheck?: number,
 ): Promise<{ outputs: ActionOutputs; reasons: string[] }> {
   const { logger } = deps;
   const outputs = emptyOutputs();
@@ -110,7 +121,10 @@ export async function publishOutcome(
     );
   } else {
     const dest = await destination(produced, ctx, client, logger);
-    if (dest.readOnly) {
+    if (dest.stale) {
+      // A newer push made this bundle's commit old news: no check run lands on it, no comment.
+      logger.notice(`${dest.stale}: no comment or check run was posted`);
+    } else if (dest.readOnly) {
       if (inputs.comment !== "off" || inputs.checkName) logger.notice(forkNotice(dest.readOnly));
     } else {
       const body = renderComment(view, { ...base, links });
@@ -143,6 +157,7 @@ export async function publishOutcome(
             summary: view,
             body: renderComment(view, { ...base, links, maxChars: CHECK_SUMMARY_LIMIT }),
             ...(run ? { detailsUrl: run } : {}),
+            ...(pendingCheck ? { existing: pendingCheck } : {}),
           });
           outputs["check-run-id"] = String(check.id);
           logger.info(`check run "${inputs.checkName}" created on ${dest.sha.slice(0, 7)}`);
@@ -175,7 +190,7 @@ export async function publishOutcome(
   // From the view, whose fields are checked: a published bundle may come from a fork's run.
   const c = view.counts;
   Object.assign(outputs, {
-    verdict: shard ? "pending" : view.gate.verdict,
+    verdict: view.run.interrupted ? "cancelled" : shard ? "pending" : view.gate.verdict,
     "run-id": view.run.id,
     "bundle-path": produced.dir,
     cases: String(c.cases),

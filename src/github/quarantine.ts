@@ -1,175 +1,65 @@
 /**
- * `.evalgate/quarantine.yaml`: known-flaky or known-broken cases that still run and are reported,
- * but do not count in the gate until their entry expires. Every entry names an owner and an expiry
- * at most 90 days ahead, so a quarantine is a dated promise to fix, not a place cases go to be
- * forgotten. On a pull request the file is read from the base commit (github/trusted.ts): a PR
- * cannot quarantine the case it breaks.
+ * The quarantine file as a step reads it (config/quarantine.ts reads and checks it; the CLI reads it
+ * the same way). On a pull request judged by its base commit the base's file (from the exam's
+ * files, pipeline/exam.ts) applies: a problem the PR brings into the file fails the PR (exit 2,
+ * naming file and line), a problem the base already has is reported and its entry ignored. With
+ * trust-pr-gate the PR's own file applies, read strictly: its problems are the PR's. Anywhere else
+ * (a push, the merge queue) the checkout's file is the base branch's: its bad entries are reported
+ * and ignored, never a reason to stop every run (decision 0200).
  */
-import picomatch from "picomatch";
-import { LineCounter, parseDocument } from "yaml";
-import { z } from "zod";
-import { rowKey } from "../bundle/read.js";
-import type { WireIndexRow } from "../bundle/wire.js";
-import { validate } from "../config/validate.js";
-import type { YamlSource } from "../config/yaml.js";
-import { ConfigError, ProblemList } from "../errors.js";
+import path from "node:path";
+import {
+  parseQuarantine,
+  pullRequestQuarantine,
+  type Quarantine,
+  type QuarantineText,
+  quarantineText,
+} from "../config/quarantine.js";
+import { ConfigError } from "../errors.js";
+import type { Logger } from "../log.js";
 
-export const DEFAULT_QUARANTINE_FILE = ".evalgate/quarantine.yaml";
-/** The longest a quarantine may last from the day it is read. */
-export const MAX_QUARANTINE_DAYS = 90;
-
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
-
-const entrySchema = z.strictObject({
-  case: z
-    .string()
-    .min(1)
-    .describe("<suite>/<test-id glob>: the suite is the eval file's name, e.g. checkout-bugs/empty-cart-*"),
-  target: z.string().min(1).optional().describe("A glob of target names (default: every target)"),
-  reason: z.string().min(1).describe("Why the case is quarantined"),
-  owner: z.string().min(1).describe("Who lifts it (a @handle or a team)"),
-  expires: z
-    .string()
-    .regex(DATE, "expected a date YYYY-MM-DD")
-    .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)), "not a real date")
-    .describe(`The last day the entry applies (YYYY-MM-DD, at most ${MAX_QUARANTINE_DAYS} days ahead)`),
-});
-const fileSchema = z.array(entrySchema);
-
-export type QuarantineInput = z.infer<typeof entrySchema>;
-
-export interface QuarantineEntry extends QuarantineInput {
-  /** 1-based line of the entry in the file. */
-  line: number | undefined;
-  /** The entry has passed its expiry: it no longer applies. */
-  expired: boolean;
-  matches(row: Pick<WireIndexRow, "suite" | "test_id" | "target">): boolean;
-}
-
-export interface Quarantine {
-  file: string;
-  entries: QuarantineEntry[];
-}
-
-/** YYYY-MM-DD of `d` in UTC. */
-export function isoDay(d: Date): string {
-  return d.toISOString().slice(0, 10);
-}
-
-function addDays(day: string, n: number): string {
-  return isoDay(new Date(Date.parse(`${day}T00:00:00Z`) + n * 86_400_000));
+export interface StepQuarantine {
+  quarantine: Quarantine | null;
+  /** What the pull request changes in the file, to show (applies after merge); [] elsewhere. */
+  changes: string[];
 }
 
 /**
- * Parses and checks the quarantine file's text. `display` names it in messages (the path, and the
- * commit it came from). Throws a ConfigError naming file, line, key and the fix.
+ * The quarantine of a step: `rel` is the file's path in the repository at `root`. `exam`: the base
+ * commit's files a pull request is judged by (null off pull requests and with trust-pr-gate);
+ * `trustedPr`: a pull request whose own file applies (trust-pr-gate).
  */
-export function parseQuarantine(text: string, display: string, today: Date = new Date()): Quarantine {
-  const problems = new ProblemList();
-  const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
-  if (doc.errors.length > 0) {
-    const e = doc.errors[0]!;
-    throw new ConfigError({
-      file: display,
-      line: e.linePos?.[0]?.line,
-      message: `malformed YAML: ${e.message.split("\n")[0]}`,
-      hint: "check indentation and quoting",
-    });
+export async function stepQuarantine(o: {
+  root: string;
+  rel: string;
+  today: Date;
+  exam: { root: string; sha: string } | null;
+  trustedPr: boolean;
+  logger: Logger;
+}): Promise<StepQuarantine> {
+  const headText = await quarantineText(path.join(o.root, o.rel), o.rel);
+  const head: QuarantineText | null = headText === null ? null : { text: headText, display: o.rel };
+  // A file outside the repository is no commit's: the base has none.
+  const inRepo = !o.rel.startsWith("..") && !path.isAbsolute(o.rel);
+  let result: StepQuarantine;
+  if (o.exam) {
+    const display = `${o.rel} at the base commit ${o.exam.sha.slice(0, 7)}`;
+    const text = inRepo ? await quarantineText(path.join(o.exam.root, o.rel), display) : null;
+    const base: QuarantineText | null = text === null ? null : { text, display };
+    const pr = pullRequestQuarantine(base, head, o.today, "base");
+    if (pr.introduced.length > 0) throw new ConfigError(pr.introduced);
+    result = { quarantine: pr.quarantine, changes: pr.changes };
+  } else {
+    const mode = o.trustedPr ? "strict" : "lenient";
+    result = { quarantine: head && parseQuarantine(head.text, head.display, o.today, mode), changes: [] };
   }
-  const value = doc.toJS() ?? [];
-  const src: YamlSource = { path: display, display, doc, lines, value };
-  const parsed = validate(fileSchema, src, problems);
-  if (!parsed) {
-    if (!Array.isArray(value))
-      problems.add({
-        file: display,
-        line: 1,
-        message: "the quarantine file is a list of entries",
-        hint: "- { case: suite/test-id, reason: ..., owner: '@you', expires: YYYY-MM-DD }",
-      });
-    throw new ConfigError(problems.items);
+  const ignored = result.quarantine?.ignored ?? [];
+  if (ignored.length > 0) {
+    o.logger.warn(
+      `${result.quarantine!.file}: ${ignored.length} quarantine ${ignored.length === 1 ? "entry is" : "entries are"} not valid and ignored (the file is already on the base branch): ${ignored
+        .map((p) => `${p.line ? `line ${p.line}: ` : ""}${p.message}`)
+        .join("; ")}`,
+    );
   }
-  const day = isoDay(today);
-  const latest = addDays(day, MAX_QUARANTINE_DAYS);
-  const lineOf = (i: number, key?: string): number | undefined => {
-    const node = doc.getIn(key ? [i, key] : [i], true) as { range?: [number, number] } | undefined;
-    return node?.range ? lines.linePos(node.range[0]).line : undefined;
-  };
-  const entries = parsed.map((e, i): QuarantineEntry => {
-    if (e.expires > latest) {
-      problems.add({
-        file: display,
-        line: lineOf(i, "expires"),
-        key: `[${i}].expires`,
-        message: `${e.expires} is more than ${MAX_QUARANTINE_DAYS} days ahead: a quarantine is temporary`,
-        hint: `set expires: ${latest} or earlier, and renew it if the case is still not fixed then`,
-      });
-    }
-    if (!e.case.includes("/")) {
-      problems.add({
-        file: display,
-        line: lineOf(i, "case"),
-        key: `[${i}].case`,
-        message: `"${e.case}" names no suite`,
-        hint: "write <suite>/<test-id glob>, e.g. checkout-bugs/empty-cart-* (the suite is the eval file's name)",
-      });
-    }
-    const isCase = picomatch(e.case, { dot: true });
-    const isTarget = e.target ? picomatch(e.target, { dot: true }) : () => true;
-    return {
-      ...e,
-      line: lineOf(i),
-      expired: e.expires < day,
-      matches: (row) => isCase(`${row.suite}/${row.test_id}`) && isTarget(row.target),
-    };
-  });
-  problems.throwIfAny();
-  return { file: display, entries };
-}
-
-/** A quarantined case of this run: the entry that covers it, and whether it has become stable. */
-export interface QuarantinedCase {
-  row: WireIndexRow;
-  entry: QuarantineEntry;
-  /** Passed on every attempt here and in the baseline: the quarantine can be lifted. */
-  stable: boolean;
-}
-
-export interface QuarantineOutcome {
-  file: string;
-  /** Cases under a live entry: reported, not gating. */
-  quarantined: QuarantinedCase[];
-  /** Cases whose only entries have expired: they gate again. */
-  expired: { row: WireIndexRow; entry: QuarantineEntry }[];
-}
-
-/** The first live entry covering `row`, if any. */
-export function activeEntry(q: Quarantine, row: WireIndexRow): QuarantineEntry | undefined {
-  return q.entries.find((e) => !e.expired && e.matches(row));
-}
-
-const passedAll = (r: WireIndexRow) =>
-  r.verdict === "pass" && r.attempts.counted > 0 && r.attempts.passed === r.attempts.counted;
-
-/** Sorts this run's rows into quarantined and expired-quarantine cases. */
-export function applyQuarantine(
-  q: Quarantine,
-  rows: readonly WireIndexRow[],
-  baseline?: readonly WireIndexRow[],
-): QuarantineOutcome {
-  const base = new Map((baseline ?? []).map((r) => [rowKey(r), r]));
-  const quarantined: QuarantinedCase[] = [];
-  const expired: QuarantineOutcome["expired"] = [];
-  for (const row of rows) {
-    const entry = activeEntry(q, row);
-    if (entry) {
-      const b = base.get(rowKey(row));
-      quarantined.push({ row, entry, stable: passedAll(row) && (baseline ? !!b && passedAll(b) : true) });
-      continue;
-    }
-    const old = q.entries.find((e) => e.expired && e.matches(row));
-    if (old) expired.push({ row, entry: old });
-  }
-  return { file: q.file, quarantined, expired };
+  return result;
 }

@@ -14,8 +14,8 @@ export type { MergeOptions };
 
 export async function mergeBundles(
   opts: MergeOptions,
-): Promise<{ summary: WireSummary; rows: WireIndexRow[]; view: ReportView }> {
-  const { out, rows, summary, caseSummaries } = await mergeShards(opts);
+): Promise<{ summary: WireSummary; rows: WireIndexRow[]; view: ReportView; baselineNote?: string }> {
+  const { out, rows, summary, caseSummaries, baselineNote } = await mergeShards(opts);
   // The view of the records as written, not read back; the action renders more from it (its comment).
   const view = await viewOfRecords(
     { dir: out, summary, cases: rows.map((row, i) => ({ row, summary: caseSummaries[i] })) },
@@ -23,5 +23,5 @@ export async function mergeBundles(
   );
   await writeReports(out, view);
   const sealed = await sealBundle(out);
-  return { summary: sealed.summary, rows, view };
+  return { summary: sealed.summary, rows, view, ...(baselineNote ? { baselineNote } : {}) };
 }

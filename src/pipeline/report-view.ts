@@ -31,6 +31,7 @@ import {
   oneOf,
   record,
   scorerOf,
+  shardOf,
   targetOf,
   text,
   textOrNull,
@@ -230,14 +231,6 @@ function caseOf(row: Json, summary: Json | null): CaseView {
   };
 }
 
-/** A shard `i/n` (1 <= i <= n, whole numbers), or null: anything else is no shard at all. */
-function shardOf(value: unknown): { index: number; total: number } | null {
-  if (!value || typeof value !== "object") return null;
-  const { index, total } = record(value);
-  const whole = (n: unknown): n is number => typeof n === "number" && Number.isInteger(n) && n >= 1;
-  return whole(index) && whole(total) && index <= total ? { index, total } : null;
-}
-
 function viewOf(summary: Json, cases: CaseView[], problems: string[]): ReportView {
   const run = record(summary.run);
   const f = record(run.filters);
@@ -257,6 +250,7 @@ function viewOf(summary: Json, cases: CaseView[], problems: string[]): ReportVie
       shard,
       mergedFrom: Array.isArray(run.merged_from) ? texts(run.merged_from) : null,
       filters: { targets: texts(f.targets), tests: texts(f.tests), tags: texts(f.tags) },
+      interrupted: summary.status === "interrupted" ? texts(gate.reasons)[0] || "interrupted" : null,
     },
     git: git
       ? { sha: textOrNull(git.sha), branch: textOrNull(git.branch), dirty: boolOrNull(git.dirty) }

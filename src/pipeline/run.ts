@@ -9,6 +9,7 @@ import path from "node:path";
 import { caseDurations } from "../bundle/durations.js";
 import { lockBundleFolder } from "../bundle/lock.js";
 import { type Bundle, readBundleAs, unsealedNote } from "../bundle/read.js";
+import { baselineForSuites } from "../bundle/suites.js";
 import type { WireIndexRow, WireSummary } from "../bundle/wire.js";
 import { BundleWriter, checkNewBundleFolder, defaultBundleDir, type FinishedCase } from "../bundle/write.js";
 import type { OptionNaming } from "../config/options.js";
@@ -157,8 +158,16 @@ export async function planRun(opts: RunOptions): Promise<Plan> {
 export async function runEvals(opts: RunOptions, deps: RunDeps, planned?: Plan): Promise<RunOutcome> {
   const loaded = planned ?? (await planRun(opts));
   const given = opts.baseline || undefined;
-  const baseline =
-    typeof given === "string" ? await readBundleAs(given, opts.naming.option("baseline")) : given;
+  const read = typeof given === "string" ? await readBundleAs(given, opts.naming.option("baseline")) : given;
+  // A baseline of other suites is not compared; one of some of the same is, over those (bundle/suites.ts).
+  const fit = read
+    ? baselineForSuites(
+        read,
+        loaded.roots.map((r) => r.evalPath),
+      )
+    : undefined;
+  if (fit?.note) deps.logger.info(`note: ${fit.note}`);
+  const baseline = fit?.bundle;
   const unsealed = baseline && unsealedNote(baseline, "the baseline");
   if (unsealed) deps.logger.info(`note: ${unsealed}`);
   const times = baseline ?? opts.shardTimes;

@@ -196,3 +196,11 @@ export function examOf(x: unknown): ExamView | null {
     removed: numOr0(e.removed),
   };
 }
+
+/** A shard `i/n` (1 <= i <= n, whole numbers), or null: anything else is no shard at all. */
+export function shardOf(value: unknown): { index: number; total: number } | null {
+  if (!value || typeof value !== "object") return null;
+  const { index, total } = record(value);
+  const whole = (n: unknown): n is number => typeof n === "number" && Number.isInteger(n) && n >= 1;
+  return whole(index) && whole(total) && index <= total ? { index, total } : null;
+}

@@ -125,6 +125,9 @@ export function verdictText(view: VerdictFacts): string {
 }
 
 export function headline(view: ReportView): string {
+  // A cancelled run has no verdict: what it finished is below, and nothing reads as a failed gate.
+  if (view.run.interrupted)
+    return `## ⏹️ evalgate — cancelled: ${md.text(clip(view.run.interrupted, 300))}\n\n`;
   if (view.run.shard) return `## ⏳ evalgate — ${shardFinished(view.run.shard, view.counts)}\n\n`;
   return `## ${view.gate.verdict === "pass" ? "✅" : "❌"} evalgate — ${verdictText(view)}\n\n`;
 }
@@ -204,9 +207,12 @@ export function contextLine(ctx: Context): string {
       : planned.length === 1
         ? ` × ${plural(planned[0]!, "attempt")}`
         : ` × ${planned[0]}–${planned.at(-1)} attempts`;
-  const parts = [suites, `${plural(tests, "test")} × ${plural(targets, "target")}${attempts}`].filter(
-    Boolean,
-  );
+  // Tests × targets only when every test ran on every target; otherwise the cases as they ran.
+  const grid =
+    tests * targets === v.cases.length
+      ? `${plural(tests, "test")} × ${plural(targets, "target")}`
+      : `${plural(v.cases.length, "case")} (${plural(tests, "test")} on ${plural(targets, "target")})`;
+  const parts = [suites, `${grid}${attempts}`].filter(Boolean);
   const head = shortSha(v.git?.sha);
   const base = shortSha(v.comparison?.baselineSha);
   if (head || base) {

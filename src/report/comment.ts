@@ -70,8 +70,10 @@ function listPiece(title: string, items: readonly string[], keep: number, omits:
 
 function gatePieces(ctx: Context): Piece[] {
   const g = ctx.view.gate;
-  const reasons =
-    g.verdict === "fail"
+  // A cancelled run has no verdict (its headline says so): its reasons are what did not finish.
+  const reasons = ctx.view.run.interrupted
+    ? listPiece("**What did not finish**", g.reasons.slice(1), 20, "reasons")
+    : g.verdict === "fail"
       ? listPiece("**Why the gate failed**", g.reasons, 20, "reasons")
       : listPiece("**What the gate checked**", g.reasons, 5, "reasons");
   if (reasons && g.verdict === "pass") reasons.rank = RANK.optional;

@@ -317,12 +317,12 @@ export function renderHtml(view: ReportView): string {
 </head>
 <body>
 <header>
-<h1 class="${pass ? "pass" : "fail"}">${pass ? "✅ Gate passed" : "❌ Gate failed"}</h1>
+<h1 class="${pass ? "pass" : "fail"}">${view.run.interrupted ? `⏹️ Cancelled: ${esc(view.run.interrupted)}` : pass ? "✅ Gate passed" : "❌ Gate failed"}</h1>
 <p><b>${plural(c.cases, "case")}</b> · ${count(c.passed)} passed · ${count(c.failed)} failed · ${count(c.flaky)} flaky · ${count(c.errored)} errored · ${plural(c.attempts, "attempt")} (${count(c.attemptsPassed)} passed)</p>
 <p class="muted">${view.suites.map((s) => `<b>${esc(s.name)}</b> <code>${esc(s.evalPath)}</code>`).join(", ")} · run <code>${esc(view.run.id)}</code>${view.git?.sha ? ` · commit <code>${esc(shortSha(view.git.sha)!)}</code>` : ""}${cmp ? ` · baseline <code>${esc(cmp.baselineRunId)}</code>${cmp.baselineSha ? ` (<code>${esc(shortSha(cmp.baselineSha)!)}</code>)` : ""}: ${cmp.regressed} regressed, ${cmp.improved} improved, ${cmp.new} new, ${cmp.removed} removed` : " · no baseline"} · ${duration(view.run.durationMs)}${view.usage?.costUsd != null ? ` · ${usd(view.usage.costUsd)}` : ""}</p>
 </header>
-<h2>${pass ? "What the gate checked" : "Why the gate failed"}</h2>
-${list(view.gate.reasons)}
+<h2>${view.run.interrupted ? "What did not finish" : pass ? "What the gate checked" : "Why the gate failed"}</h2>
+${list(view.run.interrupted ? view.gate.reasons.slice(1) : view.gate.reasons)}
 ${view.gate.warnings.length ? `<h2>Warnings</h2>${list(view.gate.warnings)}` : ""}${examSection(view)}
 <h2>Targets</h2>
 ${targetTable(view)}

@@ -234,6 +234,8 @@ export interface ReportView {
     mergedFrom: string[] | null;
     /** --target, --test and --tag of the run: with any, the counts cover part of the suites. */
     filters: { targets: string[]; tests: string[]; tags: string[] };
+    /** Set when the run was stopped early (a cancelled job, SIGTERM): what stopped and what finished. */
+    interrupted: string | null;
   };
   git: { sha: string | null; branch: string | null; dirty: boolean | null } | null;
   suites: SuiteView[];

@@ -147,7 +147,8 @@ function cancelledAttempt(
   attempt: number,
   retry: number,
   reason: string,
-  stage: "budget" | undefined = "budget",
+  // null, not undefined: an undefined argument would take the default and read as a budget stop.
+  stage: "budget" | null = "budget",
 ): AttemptResult {
   const now = new Date().toISOString();
   return {
@@ -209,13 +210,7 @@ async function executeIn(
     const dirName = attemptDirName(attempt, retry);
     const sig = opts.interruption?.signal.aborted ? opts.interruption.received : undefined;
     if (opts.interruption?.signal.aborted)
-      return cancelledAttempt(
-        spec,
-        attempt,
-        retry,
-        `the run was interrupted (${sig ?? "stopped"})`,
-        undefined,
-      );
+      return cancelledAttempt(spec, attempt, retry, `the run was interrupted (${sig ?? "stopped"})`, null);
     const stop = budgets.stopReason(spec.rootEvalPath);
     // An adaptive attempt is extra evidence: once the budget is spent it is not planned at all.
     if (stop) return optional ? null : cancelledAttempt(spec, attempt, retry, stop);

@@ -9,9 +9,10 @@
  */
 
 import { existsSync, statSync } from "node:fs";
-import { appendFile, readFile } from "node:fs/promises";
+import { appendFile } from "node:fs/promises";
 import path from "node:path";
 import type { ScorerInput } from "../config/schema/scorers.js";
+import { MAX_TASK_FILE_BYTES, readTextFile, TextFileRefused } from "../config/text-file.js";
 import { diffForPrompt, judgeMessages, parseVerdict } from "./llm-judge-prompt.js";
 import type { Scorer, ScorerContext, ScorerProblem, ScorerResult } from "./types.js";
 
@@ -83,7 +84,9 @@ export const llmJudgeScorer: Scorer = {
     if (file !== undefined && !(existsSync(file) && statSync(file).isFile())) {
       problems.push({
         at: ["rubric_file"],
-        message: `rubric file ${o.rubric_file} does not exist`,
+        message: existsSync(file)
+          ? `rubric file ${o.rubric_file} is not a regular file (a folder, a device or a pipe)`
+          : `rubric file ${o.rubric_file} does not exist`,
         hint: "paths are relative to the eval file's folder",
       });
     }
@@ -117,11 +120,11 @@ export const llmJudgeScorer: Scorer = {
     const rubricFile = resolveRubricFile(o, ctx.spec.evalDir);
     if (rubricFile) {
       try {
-        rubric = await readFile(rubricFile, "utf8");
+        rubric = await readTextFile(rubricFile, MAX_TASK_FILE_BYTES);
       } catch (error) {
         return {
           state: "error",
-          reason: `cannot read rubric file ${o.rubric_file}: ${(error as Error).message}`,
+          reason: `rubric file ${o.rubric_file} ${error instanceof TextFileRefused ? error.message : `cannot be read: ${(error as Error).message}`}`,
         };
       }
     }

@@ -176,10 +176,13 @@ describe("/evalgate commands in pull request comments", () => {
     ]);
     const [body] = sticky(gh);
     expect(body?.body).toContain("Requested by @octocat: `/evalgate run --repeat 2`");
+    // Pending on the head while it ran (before: no status until the end), then the outcome.
     expect(gh.statuses).toEqual([
+      expect.objectContaining({ sha: repo.broken, state: "pending", context: "evalgate" }),
       expect.objectContaining({ sha: repo.broken, state: "failure", context: "evalgate" }),
     ]);
-    expect(gh.statuses[0]!.description).toContain("requested by octocat");
+    expect(gh.statuses[0]!.target_url).toMatch(/\/actions\/runs\/\d+$/);
+    expect(gh.statuses[1]!.description).toContain("requested by octocat");
   });
 
   it("a passing run reacts 🚀 and sets a success status; the same sticky comment is updated", async () => {
@@ -341,21 +344,45 @@ describe("quarantine, the base commit's gate, labels and paths on pull requests"
     expect(body).toContain(`the quarantine of ${md.text("@alice")} expired on ${day(-1)}`);
   });
 
-  it("a PR cannot quarantine the case it breaks; an entry past 90 days is a validation error", async () => {
+  it("a PR cannot quarantine the case it breaks", async () => {
     const sneaky = repoWith({}, { ...BROKEN, ".evalgate/quarantine.yaml": quarantine(day(30)) });
     openPr(sneaky, ["evals/agent.sh", ".evalgate/quarantine.yaml"]);
     const r = await onPr(gh, sneaky, token, { baseline: "off" });
     expect(r.code).toBe(1);
     expect(sticky(gh)[0]!.body).toContain("- the quarantine file: adds demo/farewell");
+  });
 
-    const long = repoWith({ ".evalgate/quarantine.yaml": quarantine(day(120)) }, BROKEN);
-    openPr(long, ["evals/agent.sh"]);
-    const bad = await onPr(gh, long, token, { baseline: "off" });
+  it("an invalid quarantine entry fails the PR that adds it; one already on the base is reported and ignored", async () => {
+    // before: the PR adding an entry 200 days ahead passed (the comment only noted it); once merged,
+    // the base's file made main and every PR exit 2, the PR fixing the file included
+    const adds = repoWith({}, { ...BROKEN, ".evalgate/quarantine.yaml": quarantine(day(200)) });
+    openPr(adds, ["evals/agent.sh", ".evalgate/quarantine.yaml"]);
+    const bad = await onPr(gh, adds, token, { baseline: "off" });
     expect(bad.code).toBe(2);
     expect(bad.stdout).toMatch(
-      /\.evalgate\/quarantine\.yaml at the base commit [0-9a-f]{7}:4: \[0\]\.expires: \S+ is more than 90 days ahead/,
+      /\.evalgate\/quarantine\.yaml:4: \[0\]\.expires: \S+ is more than 90 days ahead/,
     );
     expect(bad.stdout).toContain("hint: set expires:");
+    expect(bad.outputs).toMatchObject({ ran: "false", verdict: "error" });
+    expect(sticky(gh)[0]!.body).toContain("## ❌ evalgate — configuration error");
+
+    // Merged anyway (an admin's bypass): the base's bad entry is ignored, the run gates and says why.
+    const merged = repoWith({ ".evalgate/quarantine.yaml": quarantine(day(200)) }, BROKEN);
+    openPr(merged, ["evals/agent.sh"]);
+    const after = await onPr(gh, merged, token, { baseline: "off" });
+    expect(after.code).toBe(1); // farewell fails, and its entry does not quarantine it
+    expect(after.stdout).toMatch(/1 quarantine entry is not valid and ignored/);
+    const body = sticky(gh)[0]!.body;
+    expect(body).toContain("**Quarantine entries ignored** (1");
+    expect(body).toContain(`line 4: ${md.text("[0].expires")}: `);
+    expect(body).toContain("is more than 90 days ahead");
+    // The PR that fixes the file runs too (judged by the base's file until it is merged).
+    const fixing = repoWith(
+      { ".evalgate/quarantine.yaml": quarantine(day(200)) },
+      { ...BROKEN, ".evalgate/quarantine.yaml": quarantine(day(30)) },
+    );
+    openPr(fixing, ["evals/agent.sh", ".evalgate/quarantine.yaml"]);
+    expect((await onPr(gh, fixing, token, { baseline: "off" })).code).toBe(1);
   });
 
   it("a PR head that lowers min_case_pass_rate is judged by the base's gate (unless trust-pr-gate)", async () => {
@@ -455,7 +482,7 @@ describe("quarantine, the base commit's gate, labels and paths on pull requests"
     expect(tagged.code).toBe(2);
   });
 
-  it("a PR touching none of a suite's paths: no attempt runs, the check concludes success, the comment says why", async () => {
+  it("a PR touching none of a suite's paths: no attempt runs, the check concludes skipped, the comment says why", async () => {
     const withPaths = EVAL.replace("tests:", "paths: [agents/**, evals/agent.sh]\ntests:");
     const repo = repoWith({ "evals/demo.eval.yaml": withPaths }, { "README.md": "docs only\n" });
     openPr(repo, ["README.md"]);
@@ -466,13 +493,17 @@ describe("quarantine, the base commit's gate, labels and paths on pull requests"
     const r = await onPr(gh, repo, token, { "check-name": "evals" });
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
-    expect(r.outputs).toMatchObject({ ran: "false", verdict: "pass", "bundle-path": "" });
+    // before: verdict pass and a check concluding success, though no eval ran
+    expect(r.outputs).toMatchObject({ ran: "false", verdict: "skipped", "bundle-path": "" });
     expect(r.outputs["skipped-reason"]).toContain("changes none of the files the suites depend on");
     expect(r.stdout).not.toMatch(/agent · (greet|farewell)/);
     const check = gh.checkRuns.at(-1)!;
-    expect(check).toMatchObject({ name: "evals", head_sha: repo.broken, conclusion: "success" });
+    expect(check).toMatchObject({ name: "evals", head_sha: repo.broken, conclusion: "skipped" });
     const body = sticky(gh)[0]!.body;
     expect(body).toContain("nothing to run");
+    // before: no head SHA and no run link
+    expect(body).toContain(`No evals ran on \`${repo.broken.slice(0, 7)}\``);
+    expect(body).toMatch(/\[run #\d+\]\(https:\/\/github\.com\/[^)]+\/actions\/runs\/\d+\)/);
     expect(body).toContain("**Skipped** (1 suite)");
     expect(body).toContain("`demo/greet` on agent: pass _(carried over)_");
     expect(r.summary).toContain("**Skipped**");

@@ -231,7 +231,9 @@ describe("the action when GitHub does not cooperate", () => {
       `::error::evalgate: refusing to run under pull_request_target on commit ${repo.fixed.slice(0, 7)}, which is not the base branch's commit ${repo.main.slice(0, 7)}: this event gives the workflow your secrets and a write token`,
     );
     expect(refused.stdout).not.toContain("attempts planned");
-    expect(refused.outputs).toEqual({});
+    // Every output is set on an error (before: none), and says why nothing ran.
+    expect(refused.outputs).toMatchObject({ ran: "false", verdict: "error", "bundle-path": "" });
+    expect(refused.outputs["skipped-reason"]).toMatch(/^error: refusing to run under pull_request_target/);
     const allowed = await target({ inputs: { "allow-pull-request-target": "true" } });
     expect(allowed.code).toBe(0);
     // On the base branch's own code (the safe use of the event) it runs.

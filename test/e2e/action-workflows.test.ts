@@ -231,13 +231,16 @@ describe("workflows around the action", () => {
     expect(r.stdout).not.toContain("attempts planned");
 
     // The fork pushed again: the bundle is no longer of the PR's head, so nothing is posted.
+    // before: the check run ("evals (fork)" in the recipe) still went onto the old commit.
     gh.pulls.get(3)!.headSha = repo.fixed;
     const updatesBefore = gh.requests.filter((q) => q.method === "PATCH").length;
+    const checksBefore = gh.checkRuns.length;
     const stale = await publish();
     expect(stale.stdout).toMatch(
-      /::warning::not commenting on PR #3: its head is [0-9a-f]{7}, but the bundle is of [0-9a-f]{7}/,
+      /::notice::PR #3's head is [0-9a-f]{7}, but the bundle is of [0-9a-f]{7} .*: no comment or check run was posted/,
     );
     expect(gh.requests.filter((q) => q.method === "PATCH").length).toBe(updatesBefore);
+    expect(gh.checkRuns.length).toBe(checksBefore);
 
     // A fork can upload any artifact under the name: a forged bundle claims a pass with markup in
     // its numbers. It is published as data: no markup, no ping, and a verdict that is not "pass" fails.

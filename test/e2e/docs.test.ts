@@ -11,8 +11,8 @@ import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parse, stringify } from "yaml";
+import { parseQuarantine } from "../../src/config/quarantine.js";
 import { parseCommand } from "../../src/github/commands.js";
-import { parseQuarantine } from "../../src/github/quarantine.js";
 import { type Block, blocks, pages, read, section, showsOutput, where } from "../doc-blocks.js";
 import {
   CLI,

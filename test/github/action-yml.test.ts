@@ -52,10 +52,11 @@ describe("the example workflows in docs/workflows", () => {
   const dir = path.join(ROOT, "docs", "workflows");
   const files = readdirSync(dir).filter((f) => f.endsWith(".yml"));
 
-  it("has the basic gate, the sharded gate, the fork recipe and the comment commands", () => {
+  it("has the basic gate, the sharded gate, the fork recipe, the comment commands and the labelled gate", () => {
     expect(files.sort()).toEqual([
       "evals-commands.yml",
       "evals-fork-comment.yml",
+      "evals-labelled.yml",
       "evals-sharded.yml",
       "evals.yml",
     ]);
@@ -175,5 +176,36 @@ describe("the release workflow (.github/workflows/release.yml)", () => {
     expect(at('git push -f origin "refs/tags/$major"')).toBeGreaterThan(at("npm publish --provenance"));
     const job = Object.values(wf.jobs)[0]!;
     expect(job.permissions).toMatchObject({ "id-token": "write", contents: "write" });
+  });
+});
+
+describe("docs/workflows/evals-labelled.yml", () => {
+  const wf = parse(readFileSync(path.join(ROOT, "docs", "workflows", "evals-labelled.yml"), "utf8")) as {
+    on: Record<string, { types?: string[] } | null>;
+    permissions: Record<string, string>;
+    jobs: Record<
+      string,
+      {
+        if?: string;
+        concurrency?: { group: string; "cancel-in-progress": boolean };
+        steps: { uses?: string; with?: Record<string, unknown> }[];
+      }
+    >;
+  };
+  const job = Object.values(wf.jobs)[0]!;
+  const step = job.steps.find((s) => s.uses?.includes("/evalgate@"))!;
+
+  it("runs on the label and on every push while it is on, and always in the merge queue", () => {
+    expect(wf.on.pull_request?.types).toEqual(["opened", "synchronize", "reopened", "labeled"]);
+    expect(Object.keys(wf.on)).toContain("merge_group");
+    expect(step.with).toMatchObject({ labels: "run-evals", "check-name": "evals" });
+    expect(wf.permissions).toMatchObject({ checks: "write", "pull-requests": "write", actions: "read" });
+  });
+
+  it("another label neither runs the evals nor cancels a run in progress", () => {
+    expect(job.if).toBe("github.event.action != 'labeled' || github.event.label.name == 'run-evals'");
+    // Job-level: a job skipped by its if never joins the group, so it cancels nothing.
+    expect(job.concurrency?.group).toContain("github.event.pull_request.number");
+    expect((wf as { concurrency?: unknown }).concurrency).toBeUndefined();
   });
 });

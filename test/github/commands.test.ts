@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { matchLabel } from "../../src/github/bot.js";
+import { matchLabel } from "../../src/github/bot-triggers.js";
 import { parseCommand } from "../../src/github/commands.js";
 
 describe("parseCommand", () => {

@@ -106,7 +106,12 @@ describe("the sticky comment against a GitHub that enforces its limits", () => {
     const r = await upsertStickyComment(c, { ...ref, number: 10 }, MARKER, `${MARKER}\nreal`);
     expect(r.created).toBe(true);
     expect(fake.body).toContain("gate passed");
-    // A maintainer's own token posts as the maintainer: that comment is evalgate's.
+  });
+
+  it("the sticky comment is the token's own: a marker in a member's comment is ignored, a personal token finds its own", async () => {
+    // before: any OWNER, MEMBER or COLLABORATOR comment with the marker was taken as evalgate's, so a
+    // read-only organisation member who posted it first had every later report written into a
+    // comment they can edit
     gh.pulls.set(11, {
       number: 11,
       headSha: "3".repeat(40),
@@ -114,8 +119,33 @@ describe("the sticky comment against a GitHub that enforces its limits", () => {
       headRepo: "acme/shop",
       baseRef: "main",
     });
-    const mine = gh.addComment(11, `${MARKER}\nby a personal token`, "maintainer", "MEMBER");
-    expect((await findStickyComment(c, { ...ref, number: 11 }, MARKER))?.id).toBe(mine.id);
+    const member = gh.addComment(11, `${MARKER}\n## ✅ evalgate — gate passed`, "reader-member", "MEMBER");
+    const workflowToken = client({ "pull-requests": "write" });
+    expect(await findStickyComment(workflowToken, { ...ref, number: 11 }, MARKER)).toBeUndefined();
+    const r = await upsertStickyComment(workflowToken, { ...ref, number: 11 }, MARKER, `${MARKER}\nreal`);
+    expect(r.created).toBe(true);
+    expect(member.body).toContain("gate passed");
+    expect(gh.comments.find((x) => x.id === r.comment.id)!.user).toBe("github-actions[bot]");
+    // A maintainer's personal token posts as the maintainer: its own earlier comment is found.
+    const pat = createClient({
+      token: gh.token(
+        { "pull-requests": "write" },
+        { login: "maintainer", type: "User", association: "MEMBER" },
+      ),
+      baseUrl: gh.url,
+      logger: new MemoryLogger(),
+      retries: 1,
+    });
+    const mine = await upsertStickyComment(
+      pat,
+      { ...ref, number: 11 },
+      MARKER,
+      `${MARKER}\nby a personal token`,
+    );
+    expect(mine.created).toBe(true);
+    expect((await findStickyComment(pat, { ...ref, number: 11 }, MARKER))?.id).toBe(mine.comment.id);
+    // …and the workflow token's comment is not the maintainer's.
+    expect((await findStickyComment(workflowToken, { ...ref, number: 11 }, MARKER))?.id).toBe(r.comment.id);
   });
 
   it("posts a new comment when the old one was deleted meanwhile", async () => {

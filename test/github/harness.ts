@@ -71,6 +71,8 @@ export interface StepOptions {
   env?: Record<string, string>;
   /** The entry to run (default dist/index.js). */
   entry?: string;
+  /** Called with the step's output so far on each write: a test may signal the step (a cancel). */
+  onStdout?: (stdout: string, child: import("node:child_process").ChildProcess) => void;
 }
 
 function parseOutputs(text: string): Record<string, string> {
@@ -132,6 +134,7 @@ export async function runStep(o: StepOptions): Promise<ActionRun> {
   let stderr = "";
   child.stdout.on("data", (d: Buffer) => {
     stdout += d.toString();
+    o.onStdout?.(stdout, child);
   });
   child.stderr.on("data", (d: Buffer) => {
     stderr += d.toString();

@@ -23,6 +23,20 @@ export interface TokenGrant {
   contents?: Level;
 }
 
+/**
+ * Who a token acts as. A workflow's GITHUB_TOKEN (and any app installation token) is a bot: GET
+ * /user answers 403 "Resource not accessible by integration", GraphQL's viewer is the bot's login,
+ * and what it posts is authored by it. A personal token is a user, whose GET /user answers.
+ */
+export interface TokenIdentity {
+  login: string;
+  type: "Bot" | "User";
+  /** How comments by it relate to the repository (author_association). */
+  association: string;
+}
+
+export const ACTIONS_BOT: TokenIdentity = { login: "github-actions[bot]", type: "Bot", association: "NONE" };
+
 /** A collaborator's role, as GitHub's collaborator-permission API reports it. */
 export type Role = "admin" | "maintain" | "write" | "triage" | "read" | "none";
 
@@ -113,6 +127,7 @@ export interface CheckRun {
   status: string;
   conclusion: string | null;
   output: { title?: string; summary?: string };
+  details_url?: string | null;
 }
 
 const DOCS = "https://docs.github.com/rest";
@@ -131,6 +146,7 @@ export class FakeGitHub {
   url = "";
   readonly requests: RecordedRequest[] = [];
   readonly tokens = new Map<string, TokenGrant>();
+  readonly identities = new Map<string, TokenIdentity>();
   readonly comments: Comment[] = [];
   readonly pulls = new Map<number, PullRequest>();
   readonly runs: WorkflowRun[] = [];
@@ -140,7 +156,7 @@ export class FakeGitHub {
   readonly roles = new Map<string, Role>();
   readonly reactions: Reaction[] = [];
   readonly statuses: CommitStatus[] = [];
-  /** The files each PR changes (pulls.listFiles). */
+  /** The files each PR changes (pulls.listFiles lists at most 3,000; changed_files counts all). */
   readonly pullFiles = new Map<number, string[]>();
   /** The labels on each issue or PR. */
   readonly labels = new Map<number, string[]>();
@@ -176,10 +192,14 @@ export class FakeGitHub {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
-  /** A token with these permissions (what `permissions:` grants GITHUB_TOKEN). */
-  token(grant: TokenGrant): string {
-    const t = `ghs_${randomUUID().replaceAll("-", "")}`;
+  /**
+   * A token with these permissions (what `permissions:` grants GITHUB_TOKEN), acting as `identity`
+   * (default: the workflow token's github-actions[bot]; a user for a personal token).
+   */
+  token(grant: TokenGrant, identity: TokenIdentity = ACTIONS_BOT): string {
+    const t = `${identity.type === "Bot" ? "ghs" : "ghp"}_${randomUUID().replaceAll("-", "")}`;
     this.tokens.set(t, grant);
+    this.identities.set(t, identity);
     return t;
   }
 
@@ -206,6 +226,7 @@ export class FakeGitHub {
   }
 
   addComment(issue: number, body: string, user = "someone", association = "NONE"): Comment {
+    // Logins ending in [bot] are apps; their comments read as type Bot (commentJson).
     const now = new Date().toISOString();
     const c = { id: this.nextId++, body, issue, user, association, created_at: now, updated_at: now };
     this.comments.push(c);
@@ -319,6 +340,29 @@ export class FakeGitHub {
     return m ? this.tokens.get(m[1]!) : undefined;
   }
 
+  private identity(req: http.IncomingMessage): TokenIdentity {
+    const m = /^(?:token|Bearer) (.+)$/.exec(req.headers.authorization ?? "");
+    return (m && this.identities.get(m[1]!)) || ACTIONS_BOT;
+  }
+
+  /** GET /user and POST /graphql { viewer }: who the token is, as GitHub answers for each kind. */
+  private whoAmI(method: string, path: string, raw: Buffer, req: http.IncomingMessage, send: Send): boolean {
+    const me = this.identity(req);
+    if (path === "/user" && method === "GET") {
+      if (me.type === "Bot")
+        return send(403, {
+          message: NOT_ACCESSIBLE,
+          documentation_url: "https://docs.github.com/rest/users/users#get-the-authenticated-user",
+          status: "403",
+        });
+      return send(200, { login: me.login, type: "User", id: 1 });
+    }
+    const query = String((JSON.parse(raw.toString("utf8") || "{}") as { query?: unknown }).query ?? "");
+    if (!/\bviewer\b/.test(query))
+      return send(200, { data: null, errors: [{ message: "this server answers only viewer queries" }] });
+    return send(200, { data: { viewer: { login: me.login, __typename: me.type } } });
+  }
+
   private paginate<T>(items: T[], url: URL): { page: T[]; headers: Record<string, string> } {
     const perPage = Math.min(100, Math.max(1, Number(url.searchParams.get("per_page")) || 30));
     const pageNo = Math.max(1, Number(url.searchParams.get("page")) || 1);
@@ -342,6 +386,8 @@ export class FakeGitHub {
   private rest(method: string, url: URL, raw: Buffer, req: http.IncomingMessage, send: Send): boolean {
     const grant = this.grant(req);
     if (!grant) return send(401, { message: "Bad credentials", documentation_url: DOCS, status: "401" });
+    if (url.pathname === "/user" || url.pathname === "/graphql")
+      return this.whoAmI(method, url.pathname, raw, req, send);
     const repoPrefix = `/repos/${this.fullName()}/`;
     if (!url.pathname.startsWith(repoPrefix))
       return send(404, { message: "Not Found", documentation_url: DOCS });
@@ -365,7 +411,8 @@ export class FakeGitHub {
         if (grant["pull-requests"] !== "write") return forbidden();
         const text = String(body().body ?? "");
         if (text.length > 65_536) return this.tooLong(send, "IssueComment", "body", 65_536);
-        const c = this.addComment(issue, text, "github-actions[bot]");
+        const me = this.identity(req);
+        const c = this.addComment(issue, text, me.login, me.association);
         return send(201, this.commentJson(c));
       }
     }
@@ -501,6 +548,7 @@ export class FakeGitHub {
         state: "open",
         head: { sha: pr.headSha, ref: pr.headRef, repo: { full_name: pr.headRepo } },
         base: { ref: pr.baseRef, sha: pr.baseSha ?? null, repo: { full_name: this.fullName() } },
+        changed_files: (this.pullFiles.get(pr.number) ?? []).length,
       });
     }
     if (p === "check-runs" && method === "POST") {
@@ -514,6 +562,17 @@ export class FakeGitHub {
       };
       if ((b.output?.summary?.length ?? 0) > 65_535)
         return this.tooLong(send, "CheckRun", "output.summary", 65_535);
+      const conclusions = [
+        "action_required",
+        "cancelled",
+        "failure",
+        "neutral",
+        "success",
+        "skipped",
+        "timed_out",
+      ];
+      if (b.conclusion !== undefined && !conclusions.includes(b.conclusion))
+        return send(422, { message: "Validation Failed", documentation_url: DOCS, status: "422" });
       const check: CheckRun = {
         id: this.nextId++,
         name: b.name,
@@ -521,9 +580,34 @@ export class FakeGitHub {
         status: b.status ?? "queued",
         conclusion: b.conclusion ?? null,
         output: b.output ?? {},
+        details_url: (b as { details_url?: string }).details_url ?? null,
       };
       this.checkRuns.push(check);
       return send(201, { ...check, html_url: `https://github.com/${this.fullName()}/runs/${check.id}` });
+    }
+    m = /^check-runs\/(\d+)$/.exec(p);
+    if (m && method === "PATCH") {
+      if (grant.checks !== "write") return forbidden();
+      const check = this.checkRuns.find((c) => c.id === Number(m![1]));
+      if (!check) return send(404, { message: "Not Found", documentation_url: DOCS });
+      const b = body() as Partial<CheckRun>;
+      if ((b.output?.summary?.length ?? 0) > 65_535)
+        return this.tooLong(send, "CheckRun", "output.summary", 65_535);
+      Object.assign(check, {
+        ...(b.status ? { status: b.status } : {}),
+        ...(b.conclusion ? { conclusion: b.conclusion, status: "completed" } : {}),
+        ...(b.output ? { output: b.output } : {}),
+      });
+      return send(200, { ...check, html_url: `https://github.com/${this.fullName()}/runs/${check.id}` });
+    }
+    m = /^commits\/([0-9a-f]{40})\/check-runs$/.exec(p);
+    if (m && method === "GET") {
+      const name = url.searchParams.get("check_name");
+      const list = this.checkRuns
+        .filter((c) => c.head_sha === m![1] && (!name || c.name === name))
+        .sort((a, b) => b.id - a.id);
+      const { page, headers } = this.paginate(list, url);
+      return send(200, { total_count: list.length, check_runs: page }, headers);
     }
     m = /^actions\/workflows\/([^/]+)\/runs$/.exec(p);
     if (m && method === "GET") {

@@ -217,6 +217,7 @@ export function view(input: ViewInput): ReportView {
       shard: null,
       mergedFrom: null,
       filters: { targets: [], tests: [], tags: [] },
+      interrupted: null,
     },
     git: { sha: "a9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a1f0", branch: "fix/cart", dirty: false },
     suites: input.suites ?? [

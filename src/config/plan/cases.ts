@@ -2,11 +2,12 @@
  * Tests × targets → cases: each test's task, reference, workspace, guards, scorers and gate, then
  * one case per target it runs on, with its identity, attempts, timeouts and limits.
  */
-import { readFile, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { didYouMean } from "../../errors.js";
 import { usesPlaceholder } from "../../sandbox/commands.js";
 import { parseDuration } from "../duration.js";
 import { parseSize } from "../size.js";
+import { MAX_TASK_FILE_BYTES, readTextFile, TextFileRefused } from "../text-file.js";
 import {
   type CaseSpec,
   DEFAULT_LIMITS,
@@ -238,13 +239,16 @@ async function instructionOf(ctx: PlanContext, rec: TestRecord): Promise<string>
   if (test.instruction_file !== undefined) {
     const abs = ctx.resolve(rec.dir, test.instruction_file);
     try {
-      instruction = await readFile(abs, "utf8");
-    } catch {
+      instruction = await readTextFile(abs, MAX_TASK_FILE_BYTES);
+    } catch (error) {
+      if (!(error instanceof TextFileRefused)) throw error;
       ctx.problem(
         rec.src,
         [...rec.at, "instruction_file"],
-        `instruction file ${ctx.display(abs)} does not exist`,
-        ctx.relativeHint(rec.dir),
+        `instruction file ${ctx.display(abs)} ${error.message}`,
+        error.reason === "missing"
+          ? ctx.relativeHint(rec.dir)
+          : "point instruction_file at a regular text file of the repository",
       );
     }
   }

@@ -66,8 +66,8 @@ async function discoverBoth(ctx: PlanContext, exam: PlanContext, paths: readonly
   const examPaths = paths.map((p) =>
     path.isAbsolute(p) && isWithin(ctx.projectRoot, p) ? path.relative(ctx.cwd, p) || "." : p,
   );
-  const mine = await discoverEach(paths, ctx.cwd);
-  const theirs = await discoverEach(examPaths, exam.cwd);
+  const mine = await discoverEach(paths, ctx.cwd, ctx.projectRoot);
+  const theirs = await discoverEach(examPaths, exam.cwd, exam.projectRoot);
   const inExam = (d: Discovered) => d.matches.filter((m) => isWithin(exam.projectRoot, m));
   evalFilesOf(
     mine.map((d, i) => (d.problem && inExam(theirs[i]!).length > 0 ? { input: d.input, matches: [] } : d)),

@@ -4,7 +4,7 @@
  * read and validated once; include cycles are refused.
  */
 import path from "node:path";
-import { glob } from "tinyglobby";
+import { globFiles } from "../discover.js";
 import {
   caseFileSchema,
   type EvalFileInput,
@@ -112,7 +112,7 @@ export class EvalFiles {
         out.push({ test: entry, src, at, dir, owner, root });
         continue;
       }
-      const matches = (await glob(entry.include, { cwd: dir, absolute: true, dot: true })).sort();
+      const matches = await globFiles(entry.include, dir, { roots: [this.ctx.projectRoot, root.dir] });
       if (matches.length === 0) {
         this.ctx.problem(
           src,

@@ -66,7 +66,7 @@ async function loadOwn(
   opts: PlanOptions,
   expand: ExpandOptions,
 ): Promise<Loaded> {
-  const found = await discoverEvalFiles(opts.paths, ctx.cwd);
+  const found = await discoverEvalFiles(opts.paths, ctx.cwd, ctx.projectRoot);
   const side = await loadSide(ctx, new EvalFiles(ctx, targets), found, opts.skipEvals);
   checkDuplicateIds(ctx, side.records);
   return { roots: side.roots, expansion: await expandCases(ctx, side.records, expand), notes: side.notes };

@@ -40,7 +40,8 @@ export async function loadSide(
       continue;
     }
     if (skipEvals?.has(loaded.evalPath)) continue;
-    records.push(...(testsOfRoot.get(loaded.src.path) ?? []));
+    // One by one: push(...tests) passes every test as an argument and overflows the stack past ~120,000.
+    for (const r of testsOfRoot.get(loaded.src.path) ?? []) records.push(r);
     roots.push(evalRootOf(loaded));
   }
   return { ctx, files, roots, records, notes };

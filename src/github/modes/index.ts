@@ -23,6 +23,6 @@ export async function produceBundle(
   await checkWorkingDirectory(inputs.cwd);
   const mode = inputs.mode;
   if (mode.kind === "run") return runMode({ ...mode.options, ...extra }, inputs, ctx, deps);
-  if (mode.kind === "merge") return mergeMode(mode, inputs, ctx, deps);
+  if (mode.kind === "merge") return mergeMode(mode, inputs, ctx, deps, extra.gateExclude);
   return publishMode(mode, inputs, ctx, deps);
 }

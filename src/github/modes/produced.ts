@@ -1,5 +1,6 @@
 /** What every action mode hands to the publishing of a step (github/outcome.ts): one bundle and its context. */
 import type { Bundle } from "../../bundle/read.js";
+import { baselineForSuites } from "../../bundle/suites.js";
 import type { WireSummary } from "../../bundle/wire.js";
 import type { Logger } from "../../log.js";
 import type { Progress } from "../../report/console.js";
@@ -15,6 +16,8 @@ export interface Produced {
   baseline?: Bundle;
   /** Why there is no baseline. */
   baselineNote?: string;
+  /** Which run's bundle `baseline: auto` used, the newer ones it skipped and why, how the suites fit. */
+  baselineReport?: { used?: string; skipped: string[]; fit?: string };
   /** This step made the bundle (run, merge), so it uploads it; a published bundle is not uploaded again. */
   made: boolean;
   /** Set when this step made the bundle: the view its reports were rendered from. */
@@ -41,13 +44,25 @@ export function madeHere(
   dir: string,
   made: { summary: WireSummary; view: ReportView },
   base: Baseline,
+  /** The suites of the run: a baseline of other suites is compared over the shared ones only. */
+  suites?: readonly string[],
 ): Produced {
+  const fit = base.bundle && suites ? baselineForSuites(base.bundle, suites).note : undefined;
   return {
     dir,
     summary: made.summary,
     view: made.view,
     ...(base.bundle ? { baseline: base.bundle } : {}),
     ...(base.note ? { baselineNote: base.note } : {}),
+    ...(base.used || base.skipped?.length || fit
+      ? {
+          baselineReport: {
+            ...(base.used ? { used: base.used } : {}),
+            skipped: base.skipped ?? [],
+            ...(fit ? { fit } : {}),
+          },
+        }
+      : {}),
     made: true,
   };
 }

@@ -7,6 +7,7 @@ import path from "node:path";
 import { type Bundle, readBundleAs } from "../../bundle/read.js";
 import { UsageError } from "../../errors.js";
 import { tempRoot } from "../../workspace/temp.js";
+import { newestAttempt } from "../artifact.js";
 import type { EventContext } from "../context.js";
 import { actionsApi, downloadArtifact, listRunArtifacts, scratchDir } from "../download.js";
 import type { ActionInputs, PublishMode } from "../inputs.js";
@@ -41,8 +42,12 @@ export async function publishMode(
     throw new UsageError("input bundle: workflow-run works only in a workflow triggered by workflow_run");
   const client = deps.client;
   if (!client) throw new UsageError("input bundle: workflow-run needs the github-token input");
+  // The newest attempt's bundle: a re-run of the triggering run uploads NAME-attempt-N.
   const artifact = await actionsApi(`listing the artifacts of run ${wr.id}`, async () =>
-    (await listRunArtifacts(client, ctx, wr.id, inputs.artifactName)).find((a) => !a.expired),
+    newestAttempt(
+      (await listRunArtifacts(client, ctx, wr.id)).filter((a) => !a.expired),
+      inputs.artifactName,
+    ),
   );
   if (!artifact) {
     throw new UsageError(

@@ -86,9 +86,10 @@ export async function runMode(
   // The eval files are checked before anything is downloaded: a wrong path fails at once.
   const plan = await planRun({ ...options, projectRoot });
   // A shard's comparison is redone when the shards are merged: only the merge step fetches a baseline.
+  const suites = plan.roots.map((r) => r.evalPath);
   const base = options.shard
     ? { note: "shards are compared when merged" }
-    : await resolveBaseline(inputs, ctx, deps);
+    : await resolveBaseline(inputs, ctx, deps, suites);
   // A shard compares nothing, but the baseline's durations balance the shards (run/shard.ts).
   const times = options.shard ? await shardTimes(inputs, ctx, deps) : undefined;
   // One collapsible group in the job log for the attempts; the verdict is printed after it.
@@ -119,5 +120,5 @@ export async function runMode(
   }
   if (result.interrupted)
     deps.logger.warn(`evalgate: interrupted by ${result.interrupted}: publishing the partial bundle`);
-  return madeHere(result.bundleDir, result, base);
+  return madeHere(result.bundleDir, result, base, suites);
 }

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { WireIndexRow } from "../../src/bundle/wire.js";
+import { parseQuarantine, pullRequestQuarantine } from "../../src/config/quarantine.js";
 import { ConfigError } from "../../src/errors.js";
-import { applyQuarantine, parseQuarantine } from "../../src/github/quarantine.js";
+import { applyQuarantine } from "../../src/pipeline/quarantine.js";
 
 const TODAY = new Date("2026-11-25T12:00:00Z");
 
@@ -89,5 +90,68 @@ describe("the quarantine file", () => {
       ["b", false],
       ["c", false],
     ]);
+  });
+
+  it("read leniently (a file already on the base branch), bad entries are ignored one by one and the good ones apply", () => {
+    // before: one bad entry made the whole file an error, so every run of main and of every PR exited 2
+    const text = `- { case: demo/a, reason: r, owner: o, expires: 2026-12-01 }
+- { case: demo/b, reason: r, owner: o, expires: 2027-06-01 }
+- { case: nosuite, reason: r, owner: o, expires: 2026-12-01 }
+`;
+    const q = parseQuarantine(text, "q.yaml", TODAY, "lenient");
+    expect(q.entries.map((e) => e.case)).toEqual(["demo/a"]);
+    expect(q.ignored.map((p) => [p.line, p.key])).toEqual([
+      [2, "[1].expires"],
+      [3, "[2].case"],
+    ]);
+    expect(parseQuarantine("- [unclosed\n", "q.yaml", TODAY, "lenient")).toMatchObject({
+      entries: [],
+      ignored: [expect.objectContaining({ message: expect.stringContaining("malformed YAML") })],
+    });
+  });
+});
+
+describe("the quarantine of a pull request", () => {
+  const good = "- { case: demo/a, reason: r, owner: o, expires: 2026-12-01 }\n";
+  const far = "- { case: demo/b, reason: r, owner: o, expires: 2027-06-01 }\n";
+  const base = (text: string) => ({ text, display: "q.yaml at the base commit abc1234" });
+  const head = (text: string) => ({ text, display: "q.yaml" });
+
+  it("an entry the PR adds that is not valid is the PR's problem, with its file and line", () => {
+    // before: the PR passed, its comment only noted the change; once merged, main locked everyone out
+    const r = pullRequestQuarantine(base(good), head(good + far), TODAY, "base");
+    expect(r.introduced.map((p) => [p.file, p.line, p.key])).toEqual([["q.yaml", 2, "[1].expires"]]);
+    expect(r.changes).toEqual([]);
+  });
+
+  it("a bad entry the base already has is not the PR's fault: ignored, and the PR that fixes it passes", () => {
+    const broken = good + far;
+    const same = pullRequestQuarantine(base(broken), head(broken), TODAY, "base");
+    expect(same.introduced).toEqual([]);
+    expect(same.quarantine!.entries.map((e) => e.case)).toEqual(["demo/a"]);
+    expect(same.quarantine!.ignored).toHaveLength(1);
+    const untouched = pullRequestQuarantine(
+      base(broken),
+      head(`${broken}- { case: demo/c, reason: r, owner: o, expires: 2026-12-02 }\n`),
+      TODAY,
+      "base",
+    );
+    expect(untouched.introduced).toEqual([]);
+    expect(untouched.changes).toEqual(["adds demo/c"]);
+    const fixed = pullRequestQuarantine(base(broken), head(good), TODAY, "base");
+    expect(fixed.introduced).toEqual([]);
+    // The base's file applies until the fix is merged.
+    expect(fixed.quarantine!.file).toBe("q.yaml at the base commit abc1234");
+  });
+
+  it("a file the PR breaks as a whole fails it; with the PR's rules trusted, the head's file applies", () => {
+    expect(pullRequestQuarantine(base(good), head("- [\n"), TODAY, "base").introduced).toHaveLength(1);
+    const trusted = pullRequestQuarantine(
+      base(good),
+      head("- { case: demo/z, reason: r, owner: o, expires: 2026-12-01 }\n"),
+      TODAY,
+      "head",
+    );
+    expect(trusted.quarantine!.entries.map((e) => e.case)).toEqual(["demo/z"]);
   });
 });
