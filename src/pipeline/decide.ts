@@ -8,8 +8,8 @@ import { rowKey } from "../bundle/read.js";
 import type { WireIndexRow } from "../bundle/wire.js";
 import type { FinishedCase } from "../bundle/write.js";
 import { type CaseSpec, identityKey, type Plan } from "../config/types.js";
-import { attemptsWanted } from "../gate/adaptive.js";
-import { decideCase } from "../gate/case.js";
+import { attemptsWanted, CaseSchedule, type Counted } from "../gate/adaptive.js";
+import { decideCase, lastTries } from "../gate/case.js";
 import { compareCase } from "../gate/compare.js";
 import { decideRun, type GateCase, type RunGate } from "../gate/run.js";
 import type { AttemptResult, CaseRun } from "../run/types.js";
@@ -81,21 +81,27 @@ export function adaptiveAttempts(
       compared.set(c.rootEvalPath, (compared.get(c.rootEvalPath) ?? 0) + 1);
   }
   return (spec, tries, planned) => {
-    const d = decideCase(tries, planned, spec.gate);
-    const counted = d.counts.counted;
     const root = roots.get(spec.rootEvalPath);
     const base = baseRows.get(identityKey(spec.identity));
     const tests = root && root.regressions !== "ignore" && root.regressionEvidence === "significant";
-    return attemptsWanted({
+    const schedule = new CaseSchedule({
       gate: spec.gate,
       range: { min: spec.repeat, max: spec.repeatMax ?? spec.repeat },
-      planned,
-      head: { counted, passed: d.counts.passed, passRateSum: (d.stats.meanPassRate ?? 0) * counted },
-      base:
-        base && tests
-          ? { verdict: base.verdict, counted: base.attempts.counted, passed: base.attempts.passed }
+      verdictGates: true,
+      drop:
+        base && tests && base.verdict === "pass"
+          ? {
+              base: { counted: base.attempts.counted, passed: base.attempts.passed },
+              level: (root?.regressionAlpha ?? 0.05) / Math.max(1, compared.get(spec.rootEvalPath) ?? 1),
+            }
           : undefined,
-      alpha: (root?.regressionAlpha ?? 0.05) / Math.max(1, compared.get(spec.rootEvalPath) ?? 1),
     });
+    const outcomes: Counted[] = lastTries(tries)
+      .filter((a) => a.status === "passed" || a.status === "failed")
+      .map((a) => ({
+        passed: a.status === "passed",
+        passRate: a.grading?.passRate ?? (a.status === "passed" ? 1 : 0),
+      }));
+    return attemptsWanted(schedule, planned, outcomes);
   };
 }

@@ -196,9 +196,20 @@ describe("regressions that need evidence", () => {
     expect(decideRun([root({ minCasePassRate: 0 })], [flip("a", [3, 3], [5, 10])]).verdict).toBe("fail");
   });
 
-  it("a case flaky on both sides is known flaky, not a regression; a newly flaky one is called out", () => {
-    const known = flip("a", [3, 3], [0, 4], true);
-    const g = decideRun([sig()], [known]);
+  it("a significant drop is a regression even when the case is flaky on both sides (before: waved through as known flaky)", () => {
+    for (const evidence of ["significant", "any"] as const) {
+      const g = decideRun([sig({ regressionEvidence: evidence })], [flip("a", [3, 3], [0, 4], true)]);
+      expect(g.verdict).toBe("fail");
+      expect(g.reasons[0]).toMatch(
+        /^shop\/a on bot: regressed: 0 of 4 attempts passed \(base 3 of 3\), p = 0\.008$/,
+      );
+      expect(g.warnings.join("\n")).not.toContain("known flaky");
+    }
+  });
+
+  it("a flip of a case flaky on both sides that is not significant is known flaky; a newly flaky one is called out", () => {
+    const known = flip("a", [3, 3], [5, 10], true);
+    const g = decideRun([sig({ regressionEvidence: "any" })], [known]);
     expect(g.verdict).toBe("pass");
     expect(g.warnings).toContain(
       "shop/a on bot: known flaky: flaky on the baseline and here, not counted as a regression",
