@@ -9,7 +9,7 @@
  * Deterministic for a given seed.
  */
 import { pathToFileURL } from "node:url";
-import { attemptsWanted } from "../lib/gate/adaptive.js";
+import { attemptsWanted, CaseSchedule } from "../lib/gate/adaptive.js";
 import { decideCase } from "../lib/gate/case.js";
 import { compareCase } from "../lib/gate/compare.js";
 import { decideRun } from "../lib/gate/run.js";
@@ -49,26 +49,26 @@ function runCase(config, p, random, base, alpha) {
   const add = (k) => {
     for (let i = 0; i < k; i++) tries.push(attempt(tries.length + 1, random() < p));
   };
+  const schedule = new CaseSchedule({
+    gate: config.gate,
+    range: { min: config.min, max: config.max },
+    verdictGates: true,
+    drop:
+      base && config.evidence === "significant" && base.verdict === "pass"
+        ? { base: { counted: base.counts.counted, passed: base.counts.passed }, level: alpha }
+        : undefined,
+  });
   add(config.min);
-  if (config.max > config.min) {
-    for (;;) {
-      const d = decideCase(tries, tries.length, config.gate);
-      const more = attemptsWanted({
-        gate: config.gate,
-        range: { min: config.min, max: config.max },
-        planned: tries.length,
-        head: { counted: d.counts.counted, passed: d.counts.passed },
-        base:
-          base && config.evidence === "significant"
-            ? { verdict: base.verdict, counted: base.counts.counted, passed: base.counts.passed }
-            : undefined,
-        alpha,
-      });
-      if (more <= 0) break;
-      add(more);
-    }
+  for (;;) {
+    const outcomes = tries.map((t) => ({
+      passed: t.status === "passed",
+      passRate: t.status === "passed" ? 1 : 0,
+    }));
+    const more = attemptsWanted(schedule, tries.length, outcomes);
+    if (more <= 0) break;
+    add(more);
   }
-  return decideCase(tries, tries.length, config.gate);
+  return decideCase(tries, tries.length, config.gate, schedule);
 }
 
 const ROOT = "e.eval.yaml";
@@ -96,7 +96,7 @@ function pullRequest(config, baseP, headP, random) {
     attempts += head.counts.counted;
     const change = compareCase(
       { verdict: base.verdict, counted: base.counts.counted, passed: base.counts.passed, flaky: base.flaky },
-      { verdict: head.verdict, counted: head.counts.counted, passed: head.counts.passed },
+      { verdict: head.verdict, counted: head.counts.counted, passed: head.counts.passed, path: head.path },
     );
     cases.push({
       identity: { evalPath: ROOT, testId: `t${i}`, target: "a" },

@@ -10,17 +10,27 @@ import { UsageError } from "../errors.js";
 import { decideRun } from "../gate/run.js";
 import { isWithin } from "../paths.js";
 import { ISOLATION_LEVELS, type IsolationLevel, weakerLevel } from "../sandbox/isolation.js";
-import { applyBaseline, comparisonSummary } from "./compare.js";
+import { comparisonSummary } from "./compare.js";
+import type { BaseHistory } from "./history.js";
 import { mergedGateCase } from "./merge-decide.js";
 import { type Bundle, BundleError, confinedPath, readBundle, readCaseSummary, rowKey } from "./read.js";
 import { buildSummary, rootsOf } from "./summary.js";
-import type { WireCaseSummary, WireEval, WireIndexRow, WireIsolation, WireSummary } from "./wire.js";
+import {
+  type WireCaseSummary,
+  type WireEval,
+  type WireIndexRow,
+  type WireIsolation,
+  type WireSummary,
+  wireAdmission,
+  wireChange,
+} from "./wire.js";
 import { checkNewBundleFolder, writeJson } from "./write.js";
 
 export interface MergeOptions {
   bundles: string[];
   out: string;
-  baseline?: Bundle;
+  /** The base runs to compare the merged cases with (the pooled baseline). */
+  history?: BaseHistory;
   runId: string;
   version: string;
   /** How the edge that asked for the merge spells `out` and `shard`, for its messages. */
@@ -99,7 +109,6 @@ export async function mergeShards(
     }
   }
   rows.sort((a, b) => (rowKey(a) < rowKey(b) ? -1 : rowKey(a) > rowKey(b) ? 1 : 0));
-  if (opts.baseline) applyBaseline(rows, opts.baseline);
 
   const evalsByPath = new Map<string, WireEval>();
   for (const b of shards)
@@ -116,11 +125,23 @@ export async function mergeShards(
   const started = Math.min(...shards.map((b) => Date.parse(b.summary.run.started_at)));
   const finished = Math.max(...shards.map((b) => Date.parse(b.summary.run.finished_at)));
   // Decided as a run decides: each case from its tries, then the run gate over every case.
-  const baseRows = opts.baseline && new Map(opts.baseline.rows.map((r) => [rowKey(r), r]));
+  const history = opts.history;
   const caseSummaries = await Promise.all(rows.map((r) => readCaseSummary(owner.get(rowKey(r))!, r)));
+  const onInconclusive = new Map(evals.map((e) => [e.eval_path, e.on_inconclusive ?? "warn"] as const));
   const cases = rows.map((r, i) =>
-    mergedGateCase(r, caseSummaries[i]!, baseRows?.get(rowKey(r)), Boolean(baseRows)),
+    mergedGateCase(
+      r,
+      caseSummaries[i]!,
+      history?.of(rowKey(r), r.history_key ?? null),
+      onInconclusive.get(r.root_eval_path),
+    ),
   );
+  // Against a base, each row's change and admission are the merge's, over the case's history.
+  if (history)
+    rows.forEach((r, i) => {
+      r.change = wireChange(cases[i]!.change!);
+      if (cases[i]!.admission) r.admission = wireAdmission(cases[i]!.admission!);
+    });
   const gate = decideRun(rootsOf(evals), cases, budgetStops);
   const hadComparison = shards.some((b) => b.summary.comparison);
   const interrupted = shards
@@ -147,8 +168,8 @@ export async function mergeShards(
     rows,
     gate,
     budgetStops,
-    opts.baseline
-      ? comparisonSummary(opts.baseline, rows, false)
+    history?.newest
+      ? comparisonSummary(history.newest, rows, false, history.bundles.length)
       : hadComparison
         ? mergedComparison(shards, rows)
         : null,

@@ -78,6 +78,37 @@ export const changeSchema = z.looseObject({
   significant: z.boolean(),
   /** The baseline's case was flaky (absent in older bundles). */
   base_flaky: z.boolean().nullable().optional(),
+  /** Base runs pooled into base_attempts (absent in older bundles: one). */
+  base_runs: count.optional(),
+  /** The base has the case, but no run with this run's history_key: the newest was compared alone. */
+  key_changed: z.boolean().optional(),
+});
+
+/**
+ * Whether a case's verdict gates (gate/admission.ts): admitted by its history, reported without
+ * gating, or unproven (not enough history: it gates).
+ */
+export const admissionSchema = z.looseObject({
+  state: z.enum(["admitted", "reported", "unproven"]),
+  /** Comparable base runs. */
+  runs: count,
+  rate: rate,
+  /** The one-sided 90 % lower bound of the base rate, the fail chance below was computed at. */
+  lower_bound: rate,
+  /** The chance the case's verdict fails an agent at that rate. */
+  fail_chance: rate,
+  /** Admitted before its newest base run, not now. */
+  demoted: z.boolean().optional(),
+});
+
+/** One base run of a case, as its history lists it (newest first). */
+export const historyRunSchema = z.looseObject({
+  run_id: z.string(),
+  git_sha: z.string().nullable(),
+  started_at: z.string(),
+  verdict,
+  counted: count,
+  passed: count,
 });
 
 export const countsSchema = z.looseObject({
@@ -123,8 +154,17 @@ export const indexRowSchema = z.looseObject({
   reason: z.string(),
   /** Whether the attempts settled the verdict (absent in older bundles: decided). */
   evidence: evidence.optional(),
-  /** For an inconclusive case: about how many more attempts would settle it, if known. */
+  /** For an inconclusive case: the attempts a fresh run would likely need to settle it, if known. */
   settle_attempts: count.nullable().optional(),
+  /**
+   * What makes the case's attempts comparable across runs (its exam and agent, hashed:
+   * config/fingerprint.ts); base runs with another key are another history. Absent in older bundles.
+   */
+  history_key: z.string().optional(),
+  /** The schedule the attempts followed: adaptive {min, max}, or null for a fixed repeat. */
+  repeat: z.looseObject({ min: count, max: count }).nullable().optional(),
+  /** Whether its verdict gates (absent in older bundles: it did). */
+  admission: admissionSchema.optional(),
   attempts: countsSchema,
   attempt_success_rate: rate,
   mean_score: z.number().nullable(),
@@ -190,14 +230,33 @@ export const caseSummarySchema = z.looseObject({
   settle_attempts: count.nullable().optional(),
   /** Adaptive attempts: the range the case was given (absent: a fixed repeat). */
   repeat: z.looseObject({ min: count, max: count }).nullable().optional(),
+  history_key: z.string().optional(),
+  admission: admissionSchema.optional(),
+  /**
+   * The base runs the case was compared with, newest first (the pooled baseline; absent without a
+   * baseline and in older bundles).
+   */
+  history: z.array(historyRunSchema).optional(),
   attempts: countsSchema,
   stats: z.looseObject({
     attempt_success_rate: rate,
     wilson_95: z.tuple([z.number(), z.number()]).nullable(),
     mean_score: z.number().nullable(),
     mean_pass_rate: z.number().nullable(),
+    /** Unbiased under the stopping rule: k = 1..counted with a fixed repeat, 1..min with adaptive attempts. */
     pass_at_k: z.record(z.string(), z.number()),
     pass_hat_k: z.record(z.string(), z.number()),
+    /**
+     * The success rate without the stopping rule's bias (gate/estimate.ts): fixed (passed/counted),
+     * rao_blackwell (adaptive attempts), first_attempts (the first min, when errors left the
+     * attempts between two looks). Absent in older bundles.
+     */
+    estimate: z
+      .looseObject({
+        success_rate: rate,
+        method: z.enum(["fixed", "rao_blackwell", "first_attempts"]),
+      })
+      .optional(),
   }),
   usage: usageTotalsSchema.nullable(),
   runs: z.array(runRefSchema),
@@ -218,6 +277,8 @@ export const comparisonSchema = z.looseObject({
   removed_cases: z.array(z.looseObject({ ...identity, suite: z.string(), base_verdict: z.string() })),
   /** The baseline's per-target rollups, for per-target deltas (absent in older bundles). */
   targets: z.array(targetRollupSchema).optional(),
+  /** Base runs (bundles) pooled: the newest is baseline_run_id (absent in older bundles: one). */
+  baseline_runs: count.optional(),
 });
 
 export const evalSchema = z.looseObject({

@@ -22,7 +22,7 @@ export interface RunFlags {
   workDir?: string;
   keepWorkspaces?: boolean;
   json?: boolean;
-  baseline?: string;
+  baseline?: string[];
   shard?: RunOptions["shard"];
 }
 
@@ -46,7 +46,7 @@ export async function runCommand(paths: string[], o: RunFlags, io: CommandIO): P
     out: o.out,
     workDir: o.workDir,
     keepWorkspaces: Boolean(o.keepWorkspaces),
-    baseline: o.baseline,
+    baselines: o.baseline ?? [],
     shard: o.shard,
     naming: CLI_NAMING,
   };

@@ -1,6 +1,7 @@
 /**
  * The baseline a step compares with (input `baseline`): a bundle folder, none (`off`), or, with
- * `auto`, the bundle of the base branch's latest successful run of this workflow. Every way `auto`
+ * `auto`, the bundles of the base branch's latest successful runs of this workflow (the newest
+ * BASELINE_RUNS: pooled into each case's history). Every way `auto`
  * can fail (no such run, no artifact, an expired one, a token without `actions: read`, a download
  * error) ends in a note for the comment, never in a failed step.
  */
@@ -20,7 +21,10 @@ import type { ActionInputs } from "./inputs.js";
 
 /** A baseline to compare with, or why there is none. */
 export interface Baseline {
+  /** The newest base run's bundle. */
   bundle?: Bundle;
+  /** Every base run found, newest first (pooled into each case's history); `bundle` is the first. */
+  bundles?: Bundle[];
   note?: string;
 }
 
@@ -47,15 +51,17 @@ export async function resolveBaseline(
     deps.logger.info(`no baseline: ${found.note}`);
     return { note: found.note };
   }
-  return { bundle: found.bundle };
+  return { bundle: found.bundle, bundles: found.bundles };
 }
 
 export type BaselineResult =
-  | { dir: string; bundle: Bundle; note?: undefined }
-  | { dir?: undefined; bundle?: undefined; note: string };
+  | { dir: string; bundle: Bundle; bundles: Bundle[]; note?: undefined }
+  | { dir?: undefined; bundle?: undefined; bundles?: undefined; note: string };
 
 /** How many of the base branch's latest successful runs are searched for a bundle artifact. */
 const RUNS_SEARCHED = 10;
+/** The newest base runs pooled into the history (their bundles, each from its own artifact). */
+export const BASELINE_RUNS = 10;
 
 const NEEDS_ACTIONS_READ =
   "the token cannot read this repository's workflow runs and artifacts: add actions: read to the workflow's permissions";
@@ -106,11 +112,17 @@ export async function fetchBaseline(
     return { note: `the base branch ${ctx.baseBranch} has no successful run of ${workflow}` };
 
   let expired: { run: number } | undefined;
+  // The newest good bundles, up to BASELINE_RUNS; the first problem ends the search when one is found.
+  const found: { dir: string; bundle: Bundle }[] = [];
+  const done = (): BaselineResult =>
+    ({ dir: found[0]!.dir, bundle: found[0]!.bundle, bundles: found.map((f) => f.bundle) }) as const;
   for (const run of runs) {
+    if (found.length >= BASELINE_RUNS) break;
     let artifacts: ArtifactRef[];
     try {
       artifacts = await listRunArtifacts(client, repo, run.id, artifactName);
     } catch (error) {
+      if (found.length > 0) return done();
       if (apiStatus(error) === 403) return { note: NEEDS_ACTIONS_READ };
       return { note: explainApiError(error, `listing the artifacts of run ${run.id}`) };
     }
@@ -119,21 +131,23 @@ export async function fetchBaseline(
       if (artifacts.length > 0) expired ??= { run: run.run_number };
       continue;
     }
+    const into = path.join(dest, String(run.id));
     try {
-      await downloadArtifact(client, repo, live, dest);
-      const bundle = await readBundle(dest);
+      await downloadArtifact(client, repo, live, into);
+      const bundle = await readBundle(into);
       logger.info(
         `baseline: artifact ${live.name} of run ${run.run_number} on ${ctx.baseBranch} (${run.head_sha.slice(0, 7)})`,
       );
-      return { dir: dest, bundle };
+      found.push({ dir: into, bundle });
     } catch (error) {
+      if (found.length > 0) return done();
       if (error instanceof DownloadError && error.status === 410) {
         expired ??= { run: run.run_number };
         continue;
       }
       if (error instanceof BundleError) {
         // A tampered, cut-off or foreign bundle is never compared with: the note says why.
-        const reason = error.message.replaceAll(`${dest}/`, "").replaceAll(dest, "it");
+        const reason = error.message.replaceAll(`${into}/`, "").replaceAll(into, "it");
         return { note: `the artifact ${live.name} of run ${run.run_number} was not used: ${reason}` };
       }
       if (apiStatus(error) === 403) return { note: NEEDS_ACTIONS_READ };
@@ -144,6 +158,7 @@ export async function fetchBaseline(
       };
     }
   }
+  if (found.length > 0) return done();
   return {
     note: expired
       ? `the ${artifactName} artifact of run ${expired.run} on ${ctx.baseBranch} has expired (raise retention-days to keep baselines longer)`

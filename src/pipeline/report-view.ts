@@ -18,10 +18,12 @@ import {
   type ReportView,
 } from "../report/view.js";
 import {
+  admissionViewOf,
   attemptUsageOf,
   bool,
   boolOrNull,
   changeOf,
+  historyOf,
   type Json,
   list,
   num,
@@ -221,6 +223,8 @@ function caseOf(row: Json, summary: Json | null): CaseView {
       ? { name: text(policy.name), threshold: num(policy.threshold), onError: text(policy.on_error) }
       : null,
     change: changeOf(row.change),
+    history: historyOf(summary?.history),
+    admission: admissionViewOf(row.admission),
     usage: usageRollupOf(row.usage),
     resultDir: text(row.result_dir),
     runs: runsOf(row, summary),
@@ -303,6 +307,7 @@ function viewOf(summary: Json, cases: CaseView[], problems: string[]): ReportVie
     comparison: cmp
       ? {
           baselineRunId: text(cmp.baseline_run_id),
+          baselineRuns: Math.max(1, numOr0(cmp.baseline_runs)),
           baselineSha: textOrNull(cmp.baseline_git_sha),
           regressed: numOr0(cmp.regressed),
           improved: numOr0(cmp.improved),

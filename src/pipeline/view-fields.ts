@@ -8,10 +8,12 @@
  * nothing else can carry markup into a comment or a page, and nothing crashes on a wrong type.
  */
 import type {
+  AdmissionView,
   AttemptUsage,
   ChangeKind,
   ChangeView,
   FailingTest,
+  HistoryPoint,
   ScorerView,
   TargetNumbers,
   UsageRollup,
@@ -105,7 +107,33 @@ export function changeOf(x: unknown): ChangeView | null {
     pValue: num(c.p_value),
     significant: bool(c.significant),
     baseFlaky: typeof c.base_flaky === "boolean" ? c.base_flaky : null,
+    baseRuns: Math.max(1, numOr0(c.base_runs)),
+    keyChanged: bool(c.key_changed),
   };
+}
+
+/** A row's admission (null: the bundle predates it). */
+export function admissionViewOf(x: unknown): AdmissionView | null {
+  if (!x || typeof x !== "object") return null;
+  const a = record(x);
+  const state = oneOf(a.state, ["admitted", "reported", "unproven"] as const, null);
+  if (state === null) return null;
+  return { state, runs: numOr0(a.runs), rate: num(a.rate), demoted: bool(a.demoted) };
+}
+
+/** A case's base runs (its summary's `history`), newest first; at most 50. */
+export function historyOf(x: unknown): HistoryPoint[] {
+  return list(x)
+    .slice(0, 50)
+    .map(record)
+    .map((h) => ({
+      runId: text(h.run_id),
+      gitSha: textOrNull(h.git_sha),
+      startedAt: text(h.started_at),
+      verdict: oneOf(h.verdict, ["pass", "fail", "error"] as const, "error"),
+      counted: numOr0(h.counted),
+      passed: Math.min(numOr0(h.passed), numOr0(h.counted)),
+    }));
 }
 
 const FAILING_TESTS_KEPT = 100;

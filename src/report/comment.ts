@@ -159,8 +159,12 @@ function footer(ctx: Context): string {
   const cmp = v.comparison;
   if (cmp) {
     const base = shortSha(cmp.baselineSha);
+    const runs = cmp.baselineRuns ?? 1;
     parts.push(
-      `baseline ${base ? md.code(base) : ""} run ${md.code(clip(cmp.baselineRunId, 60))}`.replace("  ", " "),
+      `baseline ${base ? md.code(base) : ""} run ${md.code(clip(cmp.baselineRunId, 60))}${runs > 1 ? ` (newest of ${runs} base runs pooled)` : ""}`.replace(
+        "  ",
+        " ",
+      ),
     );
   } else parts.push("no baseline");
   if (l.run) parts.push(md.link(clip(l.runLabel ?? "workflow run", 80), l.run));

@@ -223,11 +223,18 @@ describe("the headline's regression count is the gate's (evidence: significant)"
     expect(head(v)).toBe("## ❌ evalgate — gate failed: 1 regression, 1 errored case, 1 possible regression");
   });
 
-  it("a flip of a case flaky on both sides is neither (known flaky)", () => {
+  it("a significant drop of a case flaky on both sides is a regression (before: known flaky, not counted)", () => {
     const v = significant(failingRun());
     const cart = v.cases.find((c) => c.testId === "empty-cart-total")!;
     cart.change = { ...cart.change!, pValue: 0.001, baseFlaky: true };
     expect(cart.flaky).toBe(true);
+    expect(head(v)).toBe("## ❌ evalgate — gate failed: 1 regression, 1 errored case, 1 possible regression");
+  });
+
+  it("a flip of a case flaky on both sides that is not significant is neither (known flaky)", () => {
+    const v = significant(failingRun());
+    const cart = v.cases.find((c) => c.testId === "empty-cart-total")!;
+    cart.change = { ...cart.change!, pValue: 0.2, baseFlaky: true };
     expect(head(v)).toBe("## ❌ evalgate — gate failed: 1 errored case, 1 possible regression");
   });
 

@@ -6,6 +6,7 @@ import { existsSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { glob, isDynamicPattern } from "tinyglobby";
+import { BaseHistory } from "../../bundle/history.js";
 import { bundleErrorAsUsage } from "../../bundle/read.js";
 import { defaultBundleDir } from "../../bundle/write.js";
 import { UsageError } from "../../errors.js";
@@ -96,7 +97,7 @@ export async function mergeMode(
       runId,
       version: VERSION,
       naming: ACTION_NAMING,
-      ...(base.bundle ? { baseline: base.bundle } : {}),
+      ...(base.bundle ? { history: new BaseHistory(base.bundles ?? [base.bundle]) } : {}),
     }),
     (reason) => `input merge: ${reason}`,
   );
