@@ -104,6 +104,7 @@ function evalYaml(
   project: Project,
   agent: InitAgent,
   seedPath: string,
+  exclude: string[],
   schemaPath: string,
   patchPath: string,
 ): string {
@@ -131,8 +132,9 @@ gate:
   policy: all_attempts_successful
 
 workspace:
-  # Every attempt starts from a fresh copy of this repository (without .git and .evalgate).
-  seed: { path: ${q(seedPath)} }${setup}
+  # Every attempt starts from a fresh copy of this repository, without .git, .evalgate and the
+  # evals (they hold the answer key: the agent must never see the fix or the hidden tests).
+  seed: { path: ${q(seedPath)}, exclude: [${exclude.map(q).join(", ")}] }${setup}
 
 tests:
   - id: example
@@ -225,12 +227,14 @@ export async function initRepository(opts: InitOptions): Promise<InitResult> {
   const posixDir = relDir.split(path.sep).join("/") || ".";
   const project = await detectProject(root);
   const seed = path.relative(dir, root).split(path.sep).join("/") || ".";
+  // The suite's folder is left out of the seed (docs/decisions/0187); at the root, its own files.
+  const exclude = posixDir === "." ? ["starter.eval.yaml", "starter"] : [posixDir];
   const schema = "https://raw.githubusercontent.com/OWNER/evalgate/v1/schema/eval.schema.json";
 
   const contents: [string, string][] = [
     [
       path.join(dir, "starter.eval.yaml"),
-      evalYaml(project, opts.agent, seed, schema, `${posixDir}/starter/fix.patch`),
+      evalYaml(project, opts.agent, seed, exclude, schema, `${posixDir}/starter/fix.patch`),
     ],
     [
       path.join(dir, "starter", "fix.patch"),

@@ -5,20 +5,74 @@
  */
 import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { execa } from "execa";
-import { ROOT } from "./helpers.js";
+
+// Not helpers.js's ROOT: the global setup reads this file, and helpers.js registers test hooks.
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const CACHE = path.join(ROOT, "node_modules/.cache");
 
 /**
  * The agent CLIs as users install them today (npm view <package> version, November 2026). Claude
- * Code 2.1.x is a native binary inside the package (~380 MB installed); Codex is a native binary
- * too (~400 MB with its platform package); Gemini CLI is JavaScript (~100 MB).
+ * Code 2.1.x is a native binary inside the package (384 MB installed); Codex is a native binary
+ * too (404 MB with its platform package); Gemini CLI is JavaScript (100 MB). `mb` is what each took
+ * in node_modules/.cache/ on 2026-11-27, for the notice of test/global-setup.ts.
  */
 export const AGENTS = {
-  "claude-code": { pkg: "@anthropic-ai/claude-code", version: "2.1.332", bin: "claude" },
-  codex: { pkg: "@openai/codex", version: "0.169.0", bin: "codex" },
-  "gemini-cli": { pkg: "@google/gemini-cli", version: "0.61.0", bin: "gemini" },
+  "claude-code": {
+    pkg: "@anthropic-ai/claude-code",
+    version: "2.1.332",
+    bin: "claude",
+    mb: 384,
+    test: "claude-code-real",
+  },
+  codex: { pkg: "@openai/codex", version: "0.169.0", bin: "codex", mb: 404, test: "codex-real" },
+  "gemini-cli": { pkg: "@google/gemini-cli", version: "0.61.0", bin: "gemini", mb: 100, test: "gemini-real" },
 } as const;
 export type AgentName = keyof typeof AGENTS;
+
+/** Where a test installs an agent CLI (installAgent), kept between test runs. */
+const agentBin = (name: AgentName) =>
+  path.join(
+    CACHE,
+    "evalgate-agents",
+    `${name}-${AGENTS[name].version}`,
+    "node_modules/.bin",
+    AGENTS[name].bin,
+  );
+
+/** The tool cache test/e2e/agent-version.test.ts gives evalgate's own `version:` install. */
+export const TOOL_CACHE = path.join(CACHE, "evalgate-tool-cache");
+
+export interface Download {
+  /** The test file that downloads it, from the repository's root. */
+  file: string;
+  what: string;
+  mb: number;
+  /** Present once downloaded. */
+  marker: string;
+}
+
+/** Everything the end-to-end tests install from npm on first use, and which test file does it. */
+export const DOWNLOADS: Download[] = [
+  ...(["claude-code", "codex", "gemini-cli"] as const).map((name) => ({
+    file: `test/e2e/${AGENTS[name].test}.test.ts`,
+    what: `${AGENTS[name].pkg}@${AGENTS[name].version}`,
+    mb: AGENTS[name].mb,
+    marker: agentBin(name),
+  })),
+  {
+    file: "test/e2e/agent-version.test.ts",
+    what: `${AGENTS["gemini-cli"].pkg}@${AGENTS["gemini-cli"].version} again, by evalgate's version: (into the tool cache)`,
+    mb: AGENTS["gemini-cli"].mb,
+    marker: path.join(
+      TOOL_CACHE,
+      "evalgate/gemini-cli",
+      AGENTS["gemini-cli"].version,
+      "node_modules/.bin/gemini",
+    ),
+  },
+];
 
 export const CLAUDE_CODE_VERSION = AGENTS["claude-code"].version;
 
@@ -41,9 +95,9 @@ export function installClaudeCode(): Promise<Installed> {
 }
 
 async function install(name: AgentName): Promise<Installed> {
-  const { pkg, version, bin: program } = AGENTS[name];
-  const prefix = path.join(ROOT, "node_modules/.cache/evalgate-agents", `${name}-${version}`);
-  const bin = path.join(prefix, "node_modules/.bin", program);
+  const { pkg, version } = AGENTS[name];
+  const bin = agentBin(name);
+  const prefix = path.resolve(bin, "../../..");
   if (existsSync(bin)) return { bin };
   mkdirSync(prefix, { recursive: true });
   // Optional dependencies stay: the native CLIs come in per-platform optional packages.

@@ -2,10 +2,11 @@
  * vitest's global setup: one folder per test run for the fixtures that test files share
  * (test/shared-fixtures.ts), handed to them with provide/inject, and checked and removed at the end.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { TestProject } from "vitest/node";
+import { DOWNLOADS } from "./agent-cli.js";
 import { changedFixtures } from "./shared-fixtures.js";
 
 declare module "vitest" {
@@ -16,6 +17,7 @@ declare module "vitest" {
 }
 
 export default function setup(project: TestProject): () => void {
+  announceDownloads(project);
   const root = mkdtempSync(path.join(os.tmpdir(), "evalgate-test-run-"));
   project.provide("fixtureRoot", root);
   return () => {
@@ -30,4 +32,31 @@ export default function setup(project: TestProject): () => void {
       );
     }
   };
+}
+
+/**
+ * Says, before the first test starts, what this run will download from npm: the agent CLIs of the
+ * real-agent tests, about 1 GB on a first run, then kept in node_modules/.cache/. Only the files
+ * this run selects count (`npm run test:unit` and a run of one file download nothing).
+ */
+function announceDownloads(project: TestProject): void {
+  // The file filters of `vitest run FILTER...` (vitest's own field; without it, every file runs).
+  const filters = (project.vitest as { filenamePattern?: string[] }).filenamePattern ?? [];
+  const pending = DOWNLOADS.filter((d) => {
+    const file = path.join(project.config.root, d.file);
+    const selected = filters.length === 0 || filters.some((f) => file.includes(f.replace(/^\.\//, "")));
+    return selected && project.matchesTestGlob(file) && !existsSync(d.marker);
+  });
+  if (pending.length === 0) return;
+  const mb = pending.reduce((sum, d) => sum + d.mb, 0);
+  process.stderr.write(
+    [
+      `evalgate tests: this run downloads agent CLIs from npm, about ${mb >= 1000 ? `${(mb / 1000).toFixed(1)} GB` : `${mb} MB`}, once:`,
+      ...pending.map((d) => `  - ${d.what} (~${d.mb} MB), for ${d.file}`),
+      "  They are kept in node_modules/.cache/ (evalgate-agents/, evalgate-tool-cache/) for later runs.",
+      "  To run without them: npm run test:unit (the fast lane: no end-to-end tests), or",
+      "  npx vitest run --exclude 'test/e2e/*-real.test.ts' --exclude test/e2e/agent-version.test.ts",
+      "",
+    ].join("\n"),
+  );
 }

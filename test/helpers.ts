@@ -1,10 +1,18 @@
 /** Shared helpers for tests: temp folders, real git repositories, running the built CLI. */
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, inject } from "vitest";
+import { afterAll, expect, inject } from "vitest";
 import type { Usage } from "../src/providers/types.js";
 import { acquireFixture, changedFixtures, type Fixture } from "./shared-fixtures.js";
 
@@ -71,7 +79,11 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs the built CLI (`npm run build` first; `npm test` does). */
+/**
+ * Runs the built CLI (`npm run build` first; `npm test` does). A run past `timeoutMs` throws with
+ * what the CLI printed: spawnSync stops it with SIGTERM and closes its pipes, and the status that
+ * follows (143, or whatever the CLI managed) must never pass for a verdict.
+ */
 export function runCli(
   args: string[],
   cwd: string,
@@ -83,8 +95,26 @@ export function runCli(
     env: { ...process.env, CI: "1", ...env },
     encoding: "utf8",
     timeout: timeoutMs,
+    maxBuffer: 64 * 1024 * 1024,
   });
+  if (r.error)
+    throw new Error(
+      `evalgate ${args.join(" ")} (in ${cwd}) did not finish: ${r.error.message} after ${timeoutMs / 1000} s at most; exit status ${r.status}\n--- stdout:\n${r.stdout}\n--- stderr:\n${r.stderr}`,
+    );
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+/**
+ * Asserts that a `run` (or `merge`) exited with `code` and left a complete bundle in `bundle`
+ * (summary.json with status complete, index.jsonl), showing the CLI's output when it did not.
+ */
+export function expectCompleteBundle(run: CliResult, bundle: string, code: number): void {
+  const summaryFile = path.join(bundle, "summary.json");
+  const status = existsSync(summaryFile) ? readJson<{ status?: string }>(summaryFile).status : "missing";
+  expect(
+    { code: run.code, summary: status, index: existsSync(path.join(bundle, "index.jsonl")) },
+    `the CLI's output:\n--- stdout:\n${run.stdout}\n--- stderr:\n${run.stderr}`,
+  ).toEqual({ code, summary: "complete", index: true });
 }
 
 /**

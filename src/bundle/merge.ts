@@ -10,11 +10,12 @@ import { UsageError } from "../errors.js";
 import { decideRun } from "../gate/run.js";
 import { isWithin } from "../paths.js";
 import { ISOLATION_LEVELS, type IsolationLevel, weakerLevel } from "../sandbox/isolation.js";
+import { openRows } from "../sandbox/threat-model.js";
 import { comparisonSummary } from "./compare.js";
 import type { BaseHistory } from "./history.js";
 import { mergedGateCase } from "./merge-decide.js";
 import { type Bundle, BundleError, confinedPath, readBundle, readCaseSummary, rowKey } from "./read.js";
-import { buildSummary, rootsOf } from "./summary.js";
+import { buildSummary, examCounted, isProposed, rootsOf } from "./summary.js";
 import {
   type WireCaseSummary,
   type WireEval,
@@ -142,7 +143,12 @@ export async function mergeShards(
       r.change = wireChange(cases[i]!.change!);
       if (cases[i]!.admission) r.admission = wireAdmission(cases[i]!.admission!);
     });
-  const gate = decideRun(rootsOf(evals), cases, budgetStops);
+  // Proposed cases (new in the pull request, docs/exam.md) ran and are reported, but never gate.
+  const gate = decideRun(
+    rootsOf(evals),
+    cases.filter((_, i) => !isProposed(rows[i]!)),
+    budgetStops,
+  );
   const hadComparison = shards.some((b) => b.summary.comparison);
   const interrupted = shards
     .filter((b) => b.summary.status === "interrupted")
@@ -173,6 +179,7 @@ export async function mergeShards(
       : hadComparison
         ? mergedComparison(shards, rows)
         : null,
+    first.exam ? examCounted(first.exam, rows) : null,
   );
   const isolation = mergedIsolation(shards);
   if (isolation) summary.isolation = isolation;
@@ -283,6 +290,14 @@ export function mergedIsolation(shards: readonly Bundle[]): WireIsolation | unde
   }
   const level = levels.reduce(weakerLevel);
   const weakest = parts.filter((p) => p.level === level);
+  // What any shard left open, as it says, or by its level (an older evalgate).
+  const gaps = new Set<string>();
+  shards.forEach((b, i) => {
+    const said = (b.summary.isolation as { gaps?: unknown } | undefined)?.gaps;
+    const lvl = parts[i]!.level;
+    if (Array.isArray(said)) for (const g of said) if (typeof g === "string") gaps.add(g);
+    if (!Array.isArray(said) && lvl) for (const r of openRows(lvl)) gaps.add(r.open);
+  });
   const reasons = [...new Set(weakest.map((p) => p.reason).filter((r): r is string => r !== null))];
   const reason =
     reasons.length === 0
@@ -293,5 +308,5 @@ export function mergedIsolation(shards: readonly Bundle[]): WireIsolation | unde
             .filter((p) => p.reason !== null)
             .map((p) => `${p.name}: ${p.reason}`)
             .join("; ");
-  return { level, reason, targets: [...byTarget.values()] };
+  return { level, reason, targets: [...byTarget.values()], ...(gaps.size > 0 ? { gaps: [...gaps] } : {}) };
 }

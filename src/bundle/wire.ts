@@ -17,6 +17,7 @@ import type {
   comparisonSchema,
   countsSchema,
   evalSchema,
+  examSchema,
   indexRowSchema,
   runRefSchema,
   summarySchema,
@@ -40,6 +41,7 @@ export type WireComparison = z.infer<typeof comparisonSchema>;
 export type WireTargetRollup = z.infer<typeof targetRollupSchema>;
 export type WireUsageTotals = z.infer<typeof usageTotalsSchema>;
 export type WireEval = z.infer<typeof evalSchema>;
+export type WireExam = z.infer<typeof examSchema>;
 
 export interface WireIdentity {
   eval_path: string;
@@ -103,6 +105,11 @@ export interface WireIsolation {
   /** Why it is not bwrap (null when it is). */
   reason: string | null;
   targets: { name: string; level: WireIsolationLevel; reason: string | null }[];
+  /**
+   * The threat model's promises the run did not keep (what the agent could do, docs/threat-model.md);
+   * absent when it kept them all, and in older bundles.
+   */
+  gaps?: string[];
 }
 
 export function wireUsageTotals(t: UsageTotals | null): WireUsageTotals | null {

@@ -4,6 +4,7 @@ import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { EXIT, UsageError } from "../errors.js";
 import { importFormat, runImport } from "../import/index.js";
+import { SWE_BENCH_IMAGES } from "../import/swe-bench.js";
 import type { CommandIO } from "./io.js";
 
 export interface ImportFlags {
@@ -12,6 +13,9 @@ export interface ImportFlags {
   specs?: string;
   limit?: number;
   filter?: string;
+  host?: boolean;
+  /** swe-bench: true (the published images) or a template with {id}. */
+  images?: string | boolean;
 }
 
 export async function importCommand(
@@ -24,6 +28,8 @@ export async function importCommand(
   importFormat(format);
   if (o.specs && format !== "swe-bench") throw new UsageError("--specs only applies to swe-bench");
   if (o.repos && format !== "swe-bench") throw new UsageError("--repos only applies to swe-bench");
+  if (o.host && format !== "harbor") throw new UsageError("--host only applies to harbor");
+  if (o.images && format !== "swe-bench") throw new UsageError("--images only applies to swe-bench");
   await checkNewOutFolder(path.resolve(cwd, o.out), o.out);
   const { outcome, evalFile } = await runImport(format, {
     sources,
@@ -33,6 +39,8 @@ export async function importCommand(
     ...(o.specs ? { specs: o.specs } : {}),
     ...(o.limit ? { limit: o.limit } : {}),
     ...(o.filter ? { filter: o.filter } : {}),
+    ...(o.host ? { host: true } : {}),
+    ...(o.images ? { images: o.images === true ? SWE_BENCH_IMAGES : o.images } : {}),
   });
   for (const p of outcome.problems)
     stderr.write(`skipped ${p.id} (${p.source}): ${p.message}. Fix: ${p.fix}\n`);

@@ -13,6 +13,7 @@ export type { CliIO } from "./io.js";
 export async function main(argv: string[], given: Partial<CliIO> = {}): Promise<number> {
   const stdout = given.stdout ?? process.stdout;
   const stderr = given.stderr ?? process.stderr;
+  for (const stream of new Set([stdout, stderr])) outliveClosedReader(stream);
   const env = given.env ?? process.env;
   const io = {
     stdout,
@@ -42,4 +43,20 @@ export async function main(argv: string[], given: Partial<CliIO> = {}): Promise<
     stderr.write(`${failure.message}\n`);
     return failure.status;
   }
+}
+
+/**
+ * A console whose reader went away (`evalgate run | head -1`, or a parent that gave up and closed
+ * its pipes before its SIGTERM arrived) ends the console, not the run. Node would otherwise throw
+ * the pipe's EPIPE as an uncaught error: exit status 1, read as "gate failed", with the bundle half
+ * written. The run goes on, writes its bundle and exits with its own status; what it would still
+ * have printed is lost with the reader.
+ */
+function outliveClosedReader(stream: NodeJS.WritableStream): void {
+  if (stream.listeners("error").includes(ignoreClosedReader)) return;
+  stream.on("error", ignoreClosedReader);
+}
+
+function ignoreClosedReader(error: NodeJS.ErrnoException): void {
+  if (error.code !== "EPIPE" && error.code !== "ERR_STREAM_DESTROYED") throw error;
 }

@@ -88,6 +88,10 @@ export function cliProgram(io: CommandIO, exit: (status: number) => void): Comma
       "run shard I of N (merge the shards' bundles with evalgate merge)",
       flag(parseShard, "--shard"),
     )
+    .option(
+      "--exam-from <ref>",
+      "read the exam (tests, scorers, verifiers, gate) from this commit, the targets from the working tree, as the action judges a pull request by its base",
+    )
     .action(async (paths: string[], o: RunFlags) =>
       exit(await (await import("./run.js")).runCommand(paths, o, io)),
     );
@@ -122,6 +126,10 @@ export function cliProgram(io: CommandIO, exit: (status: number) => void): Comma
     .option("--concurrency <n>", "with --solvable: attempts at once", flag(parseConcurrency, "--concurrency"))
     .option("--out <dir>", "with --solvable: keep the bundle of the check here (default: not kept)")
     .option("--json", "with --solvable: print the report as JSON")
+    .option(
+      "--exam-from <ref>",
+      "read the exam from this commit and the targets from the working tree; list what the working tree proposes, changes or removes",
+    )
     .action(async (paths: string[], o: ValidateFlags) =>
       exit(await (await import("./validate.js")).validateCommand(paths, o, io)),
     );
@@ -139,6 +147,14 @@ export function cliProgram(io: CommandIO, exit: (status: number) => void): Comma
     .requiredOption("--out <dir>", "the folder to write")
     .option("--repos <dir>", "swe-bench: local mirrors of the repositories, as <dir>/owner/name")
     .option("--specs <file>", "swe-bench: owner/name → { setup, test, report } of each repository")
+    .option(
+      "--images [template]",
+      "swe-bench: run each instance in its image (default swebench/sweb.eval.x86_64.{id}:latest)",
+    )
+    .option(
+      "--host",
+      "harbor: run the tasks on this machine under bubblewrap instead of in their containers (environment:)",
+    )
     .option("--limit <n>", "import at most n instances", flag(parsePositiveInt, "--limit"))
     .option("--filter <glob>", "import only the instances whose id matches")
     .action(async (format: string, sources: string[], o: ImportFlags) =>

@@ -3,6 +3,7 @@
  * already absolute, every default applied, every cross-reference checked.
  */
 
+import type { AllowedHost, EnvironmentSpec, NetworkPolicy, ResourceSpec } from "../environment/types.js";
 import type { SandboxSpec } from "../sandbox/bwrap.js";
 import type { Command } from "../sandbox/commands.js";
 import type { GATE_POLICIES } from "./schema/gate.js";
@@ -55,7 +56,7 @@ export const DEFAULT_ARCHIVE_LIMITS: ArchiveLimits = {
 };
 
 export type SeedSpec =
-  | { kind: "path"; path: string }
+  | { kind: "path"; path: string; exclude?: string[] }
   | GitSeed
   | { kind: "archive"; path: string; limits: ArchiveLimits }
   | { kind: "empty" };
@@ -76,6 +77,8 @@ export interface SetupSpec {
   evalDir: string;
   instructions?: string;
   envPassthrough: string[];
+  /** Whether setup may reach the network under bubblewrap (default true: it installs dependencies). */
+  network?: boolean;
 }
 
 /** A hidden verifier: `from` (absolute) is copied to `to` (relative to the workspace) for scoring. */
@@ -128,6 +131,8 @@ export interface TargetSpec {
   envPassthrough: string[];
   timeoutMs?: number;
   sandbox?: SandboxSpec;
+  /** `sandbox.network: { allow: [...] }`: the only hosts the agent may reach (in an environment). */
+  networkAllow?: AllowedHost[];
   /** Presets: the agent's program (absolute, or a name looked up on PATH). */
   bin?: string;
   /** Presets: the agent CLI version to install from npm before the run (then `bin` is set to it). */
@@ -209,6 +214,34 @@ export interface EvalRoot {
   paths?: string[];
 }
 
+/**
+ * How a case stands to the exam when the exam comes from another commit (docs/exam.md):
+ * `proposed` — new in the checkout, run from its own definition and never gating; `changed` — the
+ * checkout changes its definition (`changes` says what), judged by the exam's; `removed` — the
+ * checkout no longer has it, run from the exam's all the same.
+ */
+export interface CaseExam {
+  status: "proposed" | "changed" | "removed";
+  /** What the checkout changes in the case's exam ("scorer unit", "verifiers", "instruction", ...). */
+  changes: string[];
+}
+
+/** An eval file the checkout adds, removes or changes (its gate, its paths) against the exam. */
+export interface ExamFileChange {
+  evalPath: string;
+  change: "added" | "removed" | "changed";
+  changes: string[];
+}
+
+/** Where the exam came from, and what the checkout changes in it at file level. */
+export interface PlanExam {
+  /** The commit the exam was read from. */
+  sha: string;
+  /** The ref as given (`--exam-from`, or the pull request's base commit). */
+  ref: string;
+  files: ExamFileChange[];
+}
+
 /** One case: a test run by one target, `repeat` times. */
 export interface CaseSpec {
   identity: Identity;
@@ -228,6 +261,18 @@ export interface CaseSpec {
   gate: CaseGate;
   timeouts: Timeouts;
   limits: Limits;
+  /** The image the case's agent, setup and scorers run in; absent: the runner's own system. */
+  environment?: EnvironmentSpec;
+  /** Per-attempt limits. */
+  resources?: ResourceSpec;
+  /** Set when the exam comes from another commit and this case is not as the exam has it. */
+  exam?: CaseExam;
+}
+
+/** What a target's agent may reach: its allow-list, else its sandbox's switch, else everything. */
+export function networkPolicyOf(target: TargetSpec): NetworkPolicy {
+  if (target.networkAllow) return { allow: target.networkAllow };
+  return target.sandbox ? target.sandbox.network : true;
 }
 
 export interface Plan {
@@ -237,6 +282,15 @@ export interface Plan {
   concurrency: number;
   /** Notes for the user (suites that run through a wrapper, filters that matched nothing). */
   notes: string[];
+  /** Set when the exam was read from another commit (docs/exam.md). */
+  exam?: PlanExam;
+  /**
+   * Answer keys no case of the plan names but an agent must not read either: the checkout's copies
+   * of the exam's verifiers and references, and those of the checkout's own definitions.
+   */
+  answerKeys?: string[];
+  /** Advice for the eval file's author that `validate` shows (a scorer that would say more). */
+  tips?: string[];
 }
 
 export const DEFAULT_TIMEOUTS: Timeouts = {

@@ -170,6 +170,14 @@ async function loadSpecs(file: string | undefined, cwd: string): Promise<Record<
   return doc as Record<string, RepoSpec>;
 }
 
+/** SWE-bench's published instance images: `swebench/sweb.eval.x86_64.<id>:latest`, `__` spelled `_1776_`. */
+export const SWE_BENCH_IMAGES = "swebench/sweb.eval.x86_64.{id}:latest";
+
+/** An instance's image from a template with `{id}` (lower case, `__` as `_1776_`, as Docker Hub names them). */
+export function instanceImage(template: string, instanceId: string): string {
+  return template.replaceAll("{id}", instanceId.toLowerCase().replaceAll("__", "_1776_"));
+}
+
 export async function importSweBench(opts: ImportOptions): Promise<ImportOutcome> {
   const specs = await loadSpecs(opts.specs, opts.cwd);
   const reposDir = opts.repos ? path.resolve(opts.cwd, opts.repos) : undefined;
@@ -190,7 +198,21 @@ export async function importSweBench(opts: ImportOptions): Promise<ImportOutcome
       ["FAIL_TO_PASS, PASS_TO_PASS", "tests scorer fail_to_pass, pass_to_pass"],
       ["--specs: setup, test, report", "workspace.setup.command; the tests scorer's command and report"],
       ["version, environment_setup_commit, hints_text", "tags and description (not run)"],
+      ...(opts.images
+        ? ([["instance_id (--images)", `environment: { image: ${opts.images}, workdir: /testbed }`]] as [
+            string,
+            string,
+          ][])
+        : []),
     ],
+    ...(opts.images
+      ? {
+          notes: [
+            "Each test runs in its instance's image (docs/environments.md), with the workspace (a checkout of base_commit) mounted over the image's /testbed: an editable install there points at it; artefacts the image built inside /testbed (compiled extensions) must be rebuilt by the --specs setup.",
+            "The --specs test command runs inside the image: activate its environment there (e.g. `. /opt/miniconda3/bin/activate testbed && pytest …`).",
+          ],
+        }
+      : {}),
   };
   const selection = new Selection(opts.filter, opts.limit);
   const ids = new Set<string>();
@@ -268,7 +290,9 @@ export async function importSweBench(opts: ImportOptions): Promise<ImportOutcome
               `regenerate ${name} against ${base.slice(0, 12)}, or correct base_commit`,
             );
         }
-        url = mirror;
+        // Relative to the eval file, so the suite can be committed beside its mirrors as it is.
+        const rel = path.relative(path.resolve(opts.cwd, opts.out), mirror).split(path.sep).join("/");
+        url = rel.startsWith(".") ? rel : `./${rel}`;
       } else {
         notes.push(
           "the patches were not checked against base_commit (no --repos mirror): validate --solvable checks them",
@@ -300,7 +324,11 @@ export async function importSweBench(opts: ImportOptions): Promise<ImportOutcome
       const tags = [`repo:${repo}`];
       if (typeof inst.version === "string" || typeof inst.version === "number")
         tags.push(`version:${inst.version}`);
-      if (typeof inst.environment_setup_commit === "string" && inst.environment_setup_commit) {
+      if (
+        typeof inst.environment_setup_commit === "string" &&
+        inst.environment_setup_commit &&
+        !opts.images
+      ) {
         notes.push(
           `environment_setup_commit ${inst.environment_setup_commit.slice(0, 12)} is not used: the --specs setup prepares the environment`,
         );
@@ -318,6 +346,9 @@ export async function importSweBench(opts: ImportOptions): Promise<ImportOutcome
         },
         scorers: [scorer],
       };
+      // The instance's image: its environment as SWE-bench's harness built it, the repository at
+      // /testbed, where evalgate mounts the workspace (a checkout of the same commit).
+      if (opts.images) entry.environment = { image: instanceImage(opts.images, rawId), workdir: "/testbed" };
       const files: ImportedTest["files"] = {
         [`${dir}/problem.md`]: { text: `${(inst.problem_statement as string).trimEnd()}\n` },
         [`${dir}/gold.patch`]: { text: patch },

@@ -66,6 +66,10 @@ export interface ImportOptions {
   specs?: string;
   limit?: number;
   filter?: string;
+  /** harbor: run the tasks on this machine (bubblewrap) instead of in their containers. */
+  host?: boolean;
+  /** swe-bench: each instance's image, from a template with {id}. */
+  images?: string;
 }
 
 /** --filter and --limit: which instance ids are imported, in source order. */
@@ -167,7 +171,7 @@ export async function writeImport(o: ImportOutcome, out: string, shown?: string)
     tests: o.tests.map((t) => t.entry),
   };
   const header =
-    "# Written by `evalgate import`: replace the noop target with your agent (README: Targets).\n";
+    "# Written by `evalgate import`: replace the noop target with your agent (docs/agents.md).\n";
   await writeFile(path.join(out, evalName), header + stringify(file, { lineWidth: 0 }));
   await writeFile(path.join(out, "IMPORT.md"), report(o, evalName, shown ?? path.join(out, evalName)));
   return path.join(out, evalName);

@@ -22,7 +22,13 @@ export async function isolationOf(plan: Plan, logger: Logger): Promise<RunIsolat
     if (c.target.provider !== "reference" && c.target.provider !== "noop")
       targets.set(c.target.name, c.target);
   }
-  const probe = await probeIsolation([...targets.values()].some((t) => t.sandbox));
+  // Setup and the scorers that run commands run under bubblewrap when the run has it (0185).
+  const commands = plan.cases.some(
+    (c) =>
+      c.test.workspace.setup.command !== undefined ||
+      c.test.scorers.some((s) => s.type === "command" || s.type === "script" || s.type === "tests"),
+  );
+  const probe = await probeIsolation(commands || [...targets.values()].some((t) => t.sandbox));
   for (const note of probe.provisioned ?? []) logger.info(`isolation: ${note}`);
   const strict = [...targets.values()].filter((t) => t.sandbox?.kind === "bwrap").map((t) => t.name);
   if (strict.length > 0 && !probe.bwrap.ok) {
@@ -46,7 +52,7 @@ export function reportIsolation(isolation: RunIsolation, logger: Logger): void {
   for (const t of weak) byLevel.set(t.level, [...(byLevel.get(t.level) ?? []), t]);
   for (const [level, ts] of byLevel) {
     logger.warn(
-      `isolation: ${level} for ${ts.map((t) => t.name).join(", ")}: ${isolationGap(ts[0]!.level)}. Why: ${ts[0]!.reason}`,
+      `isolation: ${level} for ${ts.map((t) => t.name).join(", ")}: ${isolationGap(ts[0]!.level, isolation.commandsLevel)}. Why: ${ts[0]!.reason}`,
     );
   }
 }

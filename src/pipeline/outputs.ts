@@ -10,7 +10,7 @@ import path from "node:path";
 import { comparisonSummary } from "../bundle/compare.js";
 import type { BaseHistory } from "../bundle/history.js";
 import { sealBundle } from "../bundle/seal.js";
-import { buildSummary, wireEvals } from "../bundle/summary.js";
+import { buildSummary, wireEvals, wireExam } from "../bundle/summary.js";
 import type { WireIndexRow, WireSummary } from "../bundle/wire.js";
 import type { BundleWriter, FinishedCase } from "../bundle/write.js";
 import type { Plan } from "../config/types.js";
@@ -20,8 +20,10 @@ import { renderHtml } from "../report/html.js";
 import { renderJUnit } from "../report/junit.js";
 import type { ReportView } from "../report/view.js";
 import type { RunIsolation } from "../sandbox/isolation.js";
+import { openRows } from "../sandbox/threat-model.js";
 import { VERSION } from "../version.js";
 import { git } from "../workspace/git.js";
+import { foreignRepoArgs } from "../workspace/git-guard.js";
 import { decideRunGate } from "./decide.js";
 import { viewOfRecords } from "./report-view.js";
 import type { RunOptions } from "./run.js";
@@ -64,9 +66,11 @@ async function gitInfo(root: string, sha?: string): Promise<WireSummary["git"]> 
   try {
     const head = sha ?? (await git(["rev-parse", "HEAD"], { cwd: root })).trim();
     const branch = (await git(["rev-parse", "--abbrev-ref", "HEAD"], { cwd: root }).catch(() => "")).trim();
-    const status = await git(["status", "--porcelain", "--untracked-files=no"], { cwd: root }).catch(
-      () => "",
-    );
+    // An agent outside bubblewrap could have written the repository's configuration: its filters
+    // are switched off (hooks and the file-system monitor are for every git evalgate runs).
+    const status = await foreignRepoArgs(root)
+      .then((off) => git([...off, "status", "--porcelain", "--untracked-files=no"], { cwd: root }))
+      .catch(() => "");
     return {
       sha: head,
       branch: branch && branch !== "HEAD" ? branch : null,
@@ -138,11 +142,16 @@ export async function writeRunOutputs(
     gate,
     budgetStops,
     baseline ? comparisonSummary(baseline, rows, filtered, o.history?.bundles.length) : null,
+    plan.exam ? wireExam(plan.exam, rows, opts.quarantineChanges) : null,
   );
+  const gaps = o.isolation.level
+    ? openRows(o.isolation.level, o.isolation.commandsLevel).map((r) => r.open)
+    : [];
   built.isolation = {
     level: o.isolation.level,
     reason: o.isolation.reason,
     targets: o.isolation.targets.map((t) => ({ name: t.name, level: t.level, reason: t.reason })),
+    ...(gaps.length > 0 ? { gaps } : {}),
   };
   const summary = await o.bundle.writeSummary(built);
   // The view of the records as written (redacted), not read back: what `evalgate report` reads.

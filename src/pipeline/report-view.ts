@@ -22,7 +22,9 @@ import {
   attemptUsageOf,
   bool,
   boolOrNull,
+  caseExamOf,
   changeOf,
+  examOf,
   historyOf,
   type Json,
   list,
@@ -228,6 +230,7 @@ function caseOf(row: Json, summary: Json | null): CaseView {
     usage: usageRollupOf(row.usage),
     resultDir: text(row.result_dir),
     runs: runsOf(row, summary),
+    exam: caseExamOf(row.exam),
   };
 }
 
@@ -302,8 +305,10 @@ function viewOf(summary: Json, cases: CaseView[], problems: string[]): ReportVie
         ? {
             level: textOrNull(record(summary.isolation).level),
             reason: textOrNull(record(summary.isolation).reason),
+            ...gapsOf(record(summary.isolation).gaps),
           }
         : null,
+    exam: examOf(summary.exam),
     comparison: cmp
       ? {
           baselineRunId: text(cmp.baseline_run_id),
@@ -390,4 +395,11 @@ export async function loadReportView(
     { dir: bundle.dir, summary: bundle.summary, cases: bundle.rows.map((row) => ({ row })) },
     options,
   );
+}
+
+/** summary.json `isolation.gaps`, read item by item (a merged shard's bundle is untrusted input). */
+function gapsOf(value: unknown): { gaps?: string[] } {
+  if (!Array.isArray(value)) return {};
+  const gaps = value.filter((g): g is string => typeof g === "string").slice(0, 20);
+  return gaps.length > 0 ? { gaps } : {};
 }

@@ -8,6 +8,7 @@ import { mkdir, mkdtemp, stat } from "node:fs/promises";
 import path from "node:path";
 import { caseDurations } from "../bundle/durations.js";
 import { BaseHistory, readBaselines } from "../bundle/history.js";
+import { lockBundleFolder } from "../bundle/lock.js";
 import { type Bundle, unsealedNote } from "../bundle/read.js";
 import type { WireIndexRow, WireSummary } from "../bundle/wire.js";
 import { BundleWriter, checkNewBundleFolder, defaultBundleDir, type FinishedCase } from "../bundle/write.js";
@@ -48,6 +49,8 @@ export interface RunOptions extends PlanOptions {
   shardTimes?: Bundle;
   /** Cases left out of the gate (quarantined): they run and are reported, but do not gate. */
   gateExclude?: (row: WireIndexRow) => boolean;
+  /** With an exam from another commit: what the checkout changes in the quarantine file (summary.json `exam`). */
+  quarantineChanges?: readonly string[];
   /** A baseline bundle to compare with (the base branch's run): its folder, or the bundle already read. */
   baseline?: string | Bundle;
   /**
@@ -190,6 +193,14 @@ export async function runPlan(
   deps: RunDeps,
   history?: BaseHistory,
 ): Promise<RunOutcome> {
+  // Environments and resources are validated but not yet run (issue 30, phase 2): never run such a
+  // case on the runner's own system as if they were not there.
+  const contained = plan.cases.find((c) => c.environment || c.resources);
+  if (contained) {
+    throw new UsageError(
+      `test "${contained.test.id}" declares ${contained.environment ? "an environment" : "resources"}, which this build of evalgate validates but cannot run yet`,
+    );
+  }
   const secrets = runSecrets(plan, process.env, opts.redact);
   const redactor = secrets.redactor;
   // Not through the redacting logger: the note names the variable, and the value is its own word.
@@ -245,8 +256,10 @@ async function executeAndWrite(
   const runId = newRunId(startedAt);
   const bundleDir =
     opts.out !== undefined ? path.resolve(opts.cwd, opts.out) : await defaultBundleDir(opts.cwd, runId);
-  if (opts.out !== undefined) await checkNewBundleFolder(bundleDir, opts.out, opts.naming);
+  // One run per bundle folder: the lock first, so a second run names the first (docs/decisions/0189).
+  const lock = await lockBundleFolder(bundleDir, opts.out ?? bundleDir, opts.naming);
   try {
+    if (opts.out !== undefined) await checkNewBundleFolder(bundleDir, opts.out, opts.naming);
     return await writeRun(plan, opts, deps, history, isolation, startedAt, runId, bundleDir, redactor);
   } catch (error) {
     if (!isDiskFull(error)) throw error;
@@ -255,6 +268,8 @@ async function executeAndWrite(
     throw new UsageError(
       `no space left on the disk${where}: free some space, or ${opts.naming.roomOnDisk}. The bundle folder ${bundleDir} keeps what was written`,
     );
+  } finally {
+    await lock.release();
   }
 }
 
@@ -291,6 +306,7 @@ async function writeRun(
       keepWorkspaces: opts.keepWorkspaces ?? false,
       bundleDir,
       ...(isolation.bwrap ? { bwrap: isolation.bwrap, bwrapTargets: isolation.bwrapTargets } : {}),
+      ...(isolation.commandsBwrap ? { commandsBwrap: isolation.commandsBwrap } : {}),
       ...(interruption ? { interruption } : {}),
       moreAttempts,
       hooks: {

@@ -10,6 +10,7 @@
  * last, only when they alone would not fit.
  */
 import { caseDetails, caseTable, passingTable, RANK } from "./comment-case.js";
+import { examPieces } from "./comment-exam.js";
 import {
   type Context,
   contextLine,
@@ -24,7 +25,7 @@ import { fitPieces, type Piece } from "./fit.js";
 import { count, plural, policyText, shortSha, utcMinute } from "./format.js";
 import * as md from "./markdown.js";
 import { clip } from "./text.js";
-import { needsReview, type ReportView, reviewOrder } from "./view.js";
+import { isProposed, needsReview, type ReportView, reviewOrder } from "./view.js";
 
 export interface CommentOptions {
   /** The comment key; the first line is commentMarker(key). */
@@ -112,11 +113,18 @@ const ISOLATION_GAP: Record<string, string> = {
   none: "the agent could write the run's files (the start tree, other attempts, the bundle), read evalgate's environment and leave processes running",
 };
 
+function joinAnd(parts: readonly string[]): string {
+  return parts.length < 2 ? (parts[0] ?? "") : `${parts.slice(0, -1).join(", ")} and ${parts.at(-1)}`;
+}
+
 /** Said plainly whenever an agent ran with less than bubblewrap's isolation (summary.json `isolation`). */
 function isolationNote(view: ReportView): Piece | null {
   const iso = view.isolation;
   if (!iso?.level || iso.level === "bwrap") return null;
-  const gap = ISOLATION_GAP[iso.level] ?? "";
+  // The bundle says which promises were not kept; an older bundle, by its level alone.
+  const gap = iso.gaps?.length
+    ? md.text(clip(`the agent could ${joinAnd(iso.gaps)}`, 700))
+    : (ISOLATION_GAP[iso.level] ?? "");
   const why = iso.reason ? ` Why: ${md.text(clip(iso.reason, 300))}.` : "";
   return { open: `⚠️ **Isolation: ${md.text(clip(iso.level, 20))}** — ${gap}.${why}\n\n` };
 }
@@ -135,6 +143,8 @@ const OMITTED_TEXT: [kind: string, phrase: (n: number) => string][] = [
   ["targets", (n) => plural(n, "target row")],
   ["context", () => "the run line"],
   ["bot", (n) => plural(n, "note") + " of the evalgate bot"],
+  ["exam", (n) => `${plural(n, "line")} of the exam's changes and proposed tests`],
+  ["examSection", () => "the exam's changes and proposed tests"],
 ];
 
 function whereItIs(options: CommentOptions): string {
@@ -167,6 +177,8 @@ function footer(ctx: Context): string {
       ),
     );
   } else parts.push("no baseline");
+  // Whose exam judged the run: the base commit's, when it was not the checkout's own (docs/exam.md).
+  if (v.exam) parts.push(`exam from base ${md.code(v.exam.sha.slice(0, 7))}`);
   if (l.run) parts.push(md.link(clip(l.runLabel ?? "workflow run", 80), l.run));
   if (l.artifact || l.artifactName)
     parts.push(
@@ -185,7 +197,8 @@ export function renderComment(view: ReportView, options: CommentOptions): string
   if (!(options.maxChars >= MIN_MAX_CHARS))
     throw new RangeError(`maxChars must be at least ${MIN_MAX_CHARS} (got ${options.maxChars})`);
   const ctx = contextOf(view, options);
-  const ordered = reviewOrder(view.cases);
+  // Proposed cases (new in the PR, not gating) are listed in the exam section, not with the gated ones.
+  const ordered = reviewOrder(view.cases.filter((c) => !isProposed(c)));
   const review = ordered.filter((c) => needsReview(c) || c.change?.change === "improved");
   const reviewSet = new Set(review);
   const passing = ordered.filter((c) => !reviewSet.has(c));
@@ -199,6 +212,7 @@ export function renderComment(view: ReportView, options: CommentOptions): string
     { open: contextLine(ctx), rank: RANK.lastResort, omits: "context" },
     noBaseline(ctx),
     ...(options.sections ?? []).map((open) => ({ open, rank: RANK.lastResort, omits: "bot" })),
+    ...examPieces(view, ctx.multiSuite),
     targetTable(ctx),
     ...gatePieces(ctx),
     caseTable(ctx, review),

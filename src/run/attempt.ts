@@ -9,7 +9,7 @@ import { formatSize } from "../config/size.js";
 import { agentFolder, type CaseSpec } from "../config/types.js";
 import { providerFor } from "../providers/index.js";
 import type { Usage } from "../providers/types.js";
-import { sandboxedRunner } from "../sandbox/bwrap.js";
+import { type Containment, sandboxedRunner } from "../sandbox/bwrap.js";
 import { buildEnv } from "../sandbox/env.js";
 import { type ProcessRunner, runnerWith } from "../sandbox/process.js";
 import { type Grading, grade } from "../scorers/grading.js";
@@ -24,8 +24,10 @@ import {
   workspaceIsFolder,
 } from "../workspace/attempt.js";
 import { discardTree } from "../workspace/discard.js";
+import { restoreWorkspaceGit, SCORER_GIT_ENV } from "../workspace/git-guard.js";
 import { installVerifiers, restoreProtected } from "../workspace/protect.js";
 import type { PreparedStart } from "../workspace/start.js";
+import { type ScorerProcesses, scorerProcesses } from "./contain.js";
 import { decideStatus, type StageFacts, WORKSPACE_REPLACED } from "./status.js";
 import type { AgentRecord, AttemptResult } from "./types.js";
 import { disagreesWithCase, verifyPlan } from "./verify.js";
@@ -47,6 +49,8 @@ export interface AttemptInput {
   bwrap?: string;
   /** What a sandboxed agent may not read wherever it lies (verifiers, references, the bundle). */
   hidden?: readonly string[];
+  /** How the scorers are contained: bubblewrap when the run has it, whatever the target's sandbox. */
+  containment?: Containment;
   /** The tries of this case finished so far (for the automatic verifier rerun, run/verify.ts). */
   peers?: () => readonly AttemptResult[];
 }
@@ -230,6 +234,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
       const tampered = await restoreProtected(b, ws, guards.protected);
       if (tampered.length > 0) facts.tampered = tampered;
       await installVerifiers(ws, guards.verifiers);
+      await restoreWorkspaceGit(b, ws);
     } catch (error) {
       facts.workspaceError = `cannot prepare the workspace for scoring: ${(error as Error).message}`;
       return result();
@@ -242,7 +247,13 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     const scorerTmp = path.join(input.workDir, "scorer-tmp");
     await freshFolder(scorerHome);
     await freshFolder(scorerTmp);
-    facts.grading = await scoreAttempt(spec, ws, diff, evidenceDir, runner, scorerHome, scorerTmp);
+    const procs = scorerProcesses(runner, input.containment ?? { hidden: [] }, spec, {
+      workspace: ws,
+      attempt: input.workDir,
+      home: scorerHome,
+      tmp: scorerTmp,
+    });
+    facts.grading = await scoreAttempt(spec, ws, diff, evidenceDir, procs, scorerHome, scorerTmp);
     const first = facts.grading;
     // verify_repeats (or the automatic rerun of an attempt that disagrees with its case): scorers
     // run again on the same final workspace, their logs kept under verify-N/.
@@ -261,7 +272,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
         ws,
         diff,
         path.join(evidenceDir, `verify-${i}`),
-        runner,
+        procs,
         scorerHome,
         scorerTmp,
         { only, first },
@@ -317,7 +328,7 @@ async function scoreAttempt(
   ws: string,
   diff: CapturedDiff,
   evidenceDir: string,
-  runner: ProcessRunner,
+  procs: ScorerProcesses,
   home: string,
   tmp: string,
   /** A rerun: only these scorers (by index) run again; the others keep the first grading's result. */
@@ -337,6 +348,7 @@ async function scoreAttempt(
     const logFile = path.join(scorersDir, `${s.name}.log`);
     try {
       await writeFile(logFile, "");
+      const { runner, reportDir } = await procs.forScorer(s);
       result = await scorerFor(s.type).run({
         spec: s,
         test: spec.test,
@@ -344,10 +356,12 @@ async function scoreAttempt(
         diff,
         logFile,
         runner,
+        ...(reportDir ? { reportDir } : {}),
         env: (passthrough) =>
           buildEnv({
             passthrough,
-            values: { EVALGATE_WORKSPACE: ws, EVALGATE_TEST_ID: spec.test.id },
+            // The scorer's git never runs what the agent could have configured (0186).
+            values: { ...SCORER_GIT_ENV, EVALGATE_WORKSPACE: ws, EVALGATE_TEST_ID: spec.test.id },
             home,
             tmp,
           }),

@@ -7,6 +7,7 @@
  */
 import { statSync } from "node:fs";
 import type { PlanChecks } from "../config/plan/index.js";
+import { findEngines } from "../environment/engine.js";
 import { crlfShebang, findProgram } from "../sandbox/commands.js";
 import { scorerFor } from "../scorers/index.js";
 
@@ -31,6 +32,11 @@ export function preflight(options: PreflightOptions = {}): PlanChecks {
   };
   if (options.agentPrograms !== false) checks.agentProgram = program;
   if (options.variables) checks.variableSet = (name) => Boolean(env[name]);
+  // Found on PATH here; whether it answers is asked once the run starts (environment/engine.ts).
+  checks.containerEngine = () => {
+    const found = findEngines(env);
+    return typeof found === "string" ? found : undefined;
+  };
   return checks;
 }
 

@@ -15,6 +15,7 @@ import { WorkspaceError } from "../workspace/errors.js";
 import { type PreparedStart, StartStore, startKey } from "../workspace/start.js";
 import { type AttemptInput, runAttempt } from "./attempt.js";
 import { BudgetTracker } from "./budget.js";
+import { runHidden } from "./contain.js";
 import { type Interruption, interruptedAttempt } from "./interrupt.js";
 import { type AttemptResult, attemptDirName, type CaseRun, keptAttempt } from "./types.js";
 
@@ -44,6 +45,11 @@ export interface ExecuteOptions {
   bwrapTargets?: ReadonlySet<string>;
   /** The bundle folder, which a sandboxed agent may not read (other attempts' evidence). */
   bundleDir?: string;
+  /**
+   * The bubblewrap program for setup and scorers, when the run has it: they run the agent's code
+   * (and third-party install scripts), whatever the targets' sandbox (docs/decisions/0185).
+   */
+  commandsBwrap?: string;
   /** Clock for the duration budget (tests). */
   now?: () => number;
   /** Once aborted, no attempt starts: the rest are recorded as cancelled. */
@@ -155,20 +161,16 @@ const isRetryable = (r: AttemptResult) =>
 
 export async function executePlan(opts: ExecuteOptions): Promise<ExecuteResult> {
   const now = opts.now ?? (() => Date.now());
-  const store = new StartStore(opts.workRoot, opts.runner);
+  // Every test's answer key and the run's state, not only the running one's: tests of one eval file
+  // share a folder, and the repository's .git holds all of them.
+  const hidden = runHidden(opts.plan, opts.workRoot, opts.bundleDir);
+  const containment = { ...(opts.commandsBwrap ? { bwrap: opts.commandsBwrap } : {}), hidden };
+  const store = new StartStore(opts.workRoot, opts.runner, containment);
   const starts = await prepareStarts(opts, store);
   const budgets = new BudgetTracker(opts.plan.roots, now);
   const runs: CaseRun[] = opts.plan.cases.map((spec) => ({ spec, tries: [] }));
   const limit = pLimit(Math.max(1, opts.plan.concurrency));
   const maxRepeat = Math.max(...opts.plan.cases.map((c) => c.repeat));
-  // Every test's answer key, not only the running one's: tests of one eval file share a folder.
-  const hidden = [
-    ...opts.plan.cases.flatMap((c) => [
-      ...c.test.workspace.verifiers.map((v) => v.from),
-      c.test.reference ?? [],
-    ]),
-    ...(opts.bundleDir ? [opts.bundleDir] : []),
-  ].flat();
 
   const runTry = async (
     run: CaseRun,
@@ -210,6 +212,7 @@ export async function executePlan(opts: ExecuteOptions): Promise<ExecuteResult> 
       keepWorkspace: opts.keepWorkspaces,
       // The case's attempts finished so far: an attempt that disagrees with all of them is rerun.
       peers: () => run.tries,
+      containment,
       ...(opts.bwrap && opts.bwrapTargets?.has(spec.target.name) ? { bwrap: opts.bwrap, hidden } : {}),
     });
     if (capped && result.failureKind === "agent_timeout") {

@@ -1,5 +1,5 @@
 /**
- * An attempt's status from what happened in its stages (README, "Attempts and verdicts"). The
+ * An attempt's status from what happened in its stages (docs/gate.md, "Attempts and their statuses"). The
  * first stage that went wrong decides, except that tampering with protected paths outranks
  * everything after the workspace was made (docs/decisions/0041); an agent that timed out or crashed
  * is still scored, and the record keeps both.

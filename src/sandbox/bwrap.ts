@@ -6,7 +6,7 @@
  * network is a new, empty namespace unless the target sets `network: true`. Verifiers, reference
  * patches and the bundle are masked even inside a folder it sees (its program's, `read_only`).
  */
-import { existsSync, lstatSync, readlinkSync, realpathSync } from "node:fs";
+import { existsSync, lstatSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import path from "node:path";
 import { execa } from "execa";
 import { type Command, findProgram, programOf } from "./commands.js";
@@ -44,10 +44,33 @@ export function packageRoot(dir: string): string | undefined {
   return undefined;
 }
 
+/** One mount of a folder or file the process sees (besides the system's). */
+interface Mount {
+  flag: "--ro-bind" | "--bind" | "--tmpfs";
+  src?: string;
+  dest: string;
+}
+
+/** Folders never shown at the top of a folder the process sees: the repository, evalgate's state. */
+const ALWAYS_HIDDEN = [".git", ".evalgate"];
+
 /**
- * The bubblewrap arguments (before `--`) for one agent process. `hidden` are files and folders the
- * agent must not read even where a folder it sees holds them: an agent kept beside its eval file
- * has that folder mounted as its program's, with the verifiers, reference patches and the bundle.
+ * Absolute paths a shell line names (its words, and `--flag=/path` values), for `auto` to show.
+ * A word behind a placeholder or a variable is not known before the line runs.
+ */
+export function shellPaths(line: string): string[] {
+  return line
+    .split(/[\s;|&()<>=]+/)
+    .map((w) => w.replace(/^['"]+|['"]+$/g, ""))
+    .filter((w) => w.startsWith("/") && !/[$`*?{]/.test(w));
+}
+
+/**
+ * The bubblewrap arguments (before `--`) for one process. `hidden` are files and folders it must
+ * not read even where a folder it sees holds them (verifiers, references, the bundle, the run's
+ * work folder); every `.git` and `.evalgate` at the top of a folder it sees is hidden too
+ * (docs/decisions/0187). Mounts are made shallow first, so a writable folder inside a hidden one
+ * (the attempt folder inside the run's work folder) is still there.
  */
 export function bwrapArgs(
   spec: ProcessSpec,
@@ -72,12 +95,13 @@ export function bwrapArgs(
     }
   }
   args.push("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp");
-  const readOnly = (dir: string) => {
-    if (!path.isAbsolute(dir) || !existsSync(dir)) return;
-    const real = realpathSync(dir);
-    if (isUnder(real, mounted) || isUnder(dir, mounted)) return;
-    args.push("--ro-bind", real, dir);
-    mounted.push(dir);
+  const mounts: Mount[] = [];
+  const readOnly = (p: string) => {
+    if (!path.isAbsolute(p) || !existsSync(p)) return;
+    const real = realpathSync(p);
+    if (isUnder(real, mounted) || isUnder(p, mounted)) return;
+    mounts.push({ flag: "--ro-bind", src: real, dest: p });
+    mounted.push(p);
   };
   // DNS: /etc/resolv.conf often points into /run (systemd-resolved).
   if (sandbox.network && existsSync("/etc/resolv.conf"))
@@ -100,32 +124,76 @@ export function bwrapArgs(
     if (existsSync(program)) readOnly(path.dirname(realpathSync(program)));
   }
   for (const dir of sandbox.readOnly) readOnly(dir);
-  if (sandbox.kind === "auto") {
-    // auto is the default, so what an agent was given by name keeps working: the real folder of a
-    // program found on PATH through a link, and every file or folder named by an absolute path on
-    // its command line or in its environment, read-only (never a folder holding its attempt folder).
-    const found =
-      program && !path.isAbsolute(program) ? findProgram(program, spec.env.PATH ?? "") : undefined;
-    if (found) readOnly(path.dirname(realpathSync(found)));
-    const argv = "argv" in spec.command ? spec.command.argv.slice(1) : [];
-    for (const value of [...argv, ...Object.values(spec.env)]) {
-      if (!path.isAbsolute(value) || value === "/" || !existsSync(value)) continue;
-      if (writable.some((w) => isUnder(w, [value]) || isUnder(value, [w]))) continue;
-      const dir = lstatSync(value).isDirectory() ? value : path.dirname(value);
-      if (dir === "/" || writable.some((w) => isUnder(w, [dir]))) continue;
-      readOnly(dir);
-      if (!lstatSync(value).isDirectory()) readOnly(path.dirname(realpathSync(value)));
-    }
+  if (sandbox.kind === "auto") showNamed(spec, program, writable, readOnly);
+  mounts.push(...masks(mounts, hidden, writable));
+  for (const dir of writable) mounts.push({ flag: "--bind", src: dir, dest: dir });
+  const depth = (m: Mount) => m.dest.split("/").length;
+  for (const m of mounts.sort((a, b) => depth(a) - depth(b))) {
+    args.push(m.flag, ...(m.src === undefined ? [] : [m.src]), m.dest);
   }
-  const own = mounted.filter((dir) => !SYSTEM.includes(dir));
-  for (const h of hidden) {
-    if (!existsSync(h) || !isUnder(h, own) || writable.some((w) => isUnder(w, [h]))) continue;
-    if (lstatSync(h).isDirectory()) args.push("--tmpfs", h);
-    else args.push("--ro-bind", "/dev/null", h);
-  }
-  for (const dir of writable) args.push("--bind", dir, dir);
+  // A mask is an empty folder, read-only once what lies inside it (a writable folder) is mounted.
+  for (const m of mounts) if (m.flag === "--tmpfs") args.push("--remount-ro", m.dest);
   args.push("--remount-ro", "/", "--chdir", spec.cwd);
   return args;
+}
+
+/**
+ * auto is the default, so what a process was given by name keeps working: the real folder of a
+ * program found on PATH through a link, every folder named by an absolute path on its command line
+ * (a file's folder: a script imports what lies beside it), and every file or folder named by a
+ * variable of its environment: a file as that file alone (a credentials file at a checkout's root
+ * must not show the checkout). Never `/`, never a folder holding a writable folder.
+ */
+function showNamed(
+  spec: ProcessSpec,
+  program: string | undefined,
+  writable: readonly string[],
+  readOnly: (p: string) => void,
+): void {
+  const found = program && !path.isAbsolute(program) ? findProgram(program, spec.env.PATH ?? "") : undefined;
+  if (found) readOnly(path.dirname(realpathSync(found)));
+  // The sandbox's own /dev and /proc are never replaced by the runner's (GIT_CONFIG_VALUE=/dev/null).
+  const clashes = (p: string) =>
+    isUnder(p, ["/dev", "/proc", "/sys"]) || writable.some((w) => isUnder(w, [p]) || isUnder(p, [w]));
+  const words = "argv" in spec.command ? spec.command.argv.slice(1) : shellPaths(spec.command.shell);
+  for (const value of words) {
+    if (!path.isAbsolute(value) || value === "/" || !existsSync(value) || clashes(value)) continue;
+    const isDir = lstatSync(value).isDirectory();
+    const dir = isDir ? value : path.dirname(value);
+    if (dir === "/" || writable.some((w) => isUnder(w, [dir]))) continue;
+    readOnly(dir);
+    if (!isDir) readOnly(path.dirname(realpathSync(value)));
+  }
+  for (const value of Object.values(spec.env)) {
+    if (!path.isAbsolute(value) || value === "/" || !existsSync(value) || clashes(value)) continue;
+    readOnly(value);
+  }
+}
+
+/**
+ * Masks for what must stay out of sight inside the folders shown: `hidden` (found through the path a
+ * folder is shown at, or its real path) and `.git` / `.evalgate` at the top of each. Never inside a
+ * writable folder: that is the process's own.
+ */
+function masks(shown: readonly Mount[], hidden: readonly string[], writable: readonly string[]): Mount[] {
+  const wanted = new Set<string>();
+  for (const m of shown) {
+    const st = lstatSync(m.dest);
+    if (st.isDirectory()) for (const name of ALWAYS_HIDDEN) wanted.add(path.join(m.dest, name));
+    for (const h of hidden) {
+      if (isUnder(h, [m.dest])) wanted.add(h);
+      else if (m.src && isUnder(h, [m.src])) wanted.add(m.dest + h.slice(m.src.length));
+    }
+  }
+  const out: Mount[] = [];
+  for (const h of wanted) {
+    const s = statSync(h, { throwIfNoEntry: false });
+    if (!s || writable.some((w) => isUnder(h, [w]))) continue;
+    out.push(
+      s.isDirectory() ? { flag: "--tmpfs", dest: h } : { flag: "--ro-bind", src: "/dev/null", dest: h },
+    );
+  }
+  return out;
 }
 
 function wrapped(bwrap: string, before: string[], command: Command): Command {
@@ -153,6 +221,35 @@ export function sandboxedRunner(
       });
     },
   };
+}
+
+/**
+ * What the run contains the processes with that run the agent's code besides the agent: setup (third-
+ * party install scripts) and scorers (the agent's code, its tests). Under bubblewrap when the run
+ * has it; else `inner` as it is (the run's reaper).
+ */
+export interface Containment {
+  /** The bubblewrap program, when the run has it. */
+  bwrap?: string;
+  /** What no contained process may read wherever it lies: the answer key, the run's state. */
+  hidden: readonly string[];
+}
+
+export interface ContainedView {
+  /** Network: off unless the eval says so. */
+  network: boolean;
+  /** Folders shown read-only (besides the system's, PATH's and what the command names). */
+  readOnly: readonly string[];
+  /** The only folders it may write. */
+  writable: readonly string[];
+  /** Replaces the run's hidden list (a scorer sees its own test's verifiers). */
+  hidden?: readonly string[];
+}
+
+export function containedRunner(inner: ProcessRunner, c: Containment, view: ContainedView): ProcessRunner {
+  if (!c.bwrap) return inner;
+  const sandbox: SandboxSpec = { kind: "auto", network: view.network, readOnly: [...view.readOnly] };
+  return sandboxedRunner(inner, c.bwrap, sandbox, view.writable, view.hidden ?? c.hidden);
 }
 
 /** The bubblewrap program: $EVALGATE_BWRAP, else `bwrap` on PATH. */

@@ -16,6 +16,8 @@ export const AGENT_PLACEHOLDERS = [
   "EVAL_DIR",
 ] as const;
 export const WORKSPACE_PLACEHOLDERS = ["WORKSPACE", "EVAL_DIR"] as const;
+/** A tests scorer's report: a fresh file (and its folder) outside the workspace, per grading. */
+export const REPORT_PLACEHOLDERS = ["REPORT_FILE", "REPORT_DIR"] as const;
 
 export function toCommand(value: string | string[]): Command {
   return typeof value === "string" ? { shell: value } : { argv: [...value] };

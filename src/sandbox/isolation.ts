@@ -7,8 +7,9 @@
  *   subreaper      the reaper as a child subreaper: no survivors; files and /proc shared
  *   none           process group and descendants only: a double-forked daemon can survive
  *
- * Setup and scorer processes are never sandboxed (they are the eval author's code), but they run
- * under the same reaper as an unsandboxed agent, so they cannot leave a daemon behind either.
+ * Setup and scorer processes run the agent's code (its tests import it) and third-party install
+ * scripts: they run under bubblewrap whenever the run has it, whatever the targets' sandbox, else
+ * under the same reaper as an unsandboxed agent (docs/decisions/0185).
  */
 import { readFileSync } from "node:fs";
 import { execa } from "execa";
@@ -16,7 +17,8 @@ import { bwrapProgram, checkBwrap } from "./bwrap.js";
 import type { Command } from "./commands.js";
 import { findProgram } from "./commands.js";
 import { type ProcessRunner, willStart } from "./process.js";
-import { prctlSyscall, reaperArgv } from "./reaper.js";
+import { diesWithParentArgv, prctlSyscall, reaperArgv } from "./reaper.js";
+import { gapSentence, openRows } from "./threat-model.js";
 
 export const ISOLATION_LEVELS = ["bwrap", "pid-namespace", "subreaper", "none"] as const;
 export type IsolationLevel = (typeof ISOLATION_LEVELS)[number];
@@ -76,8 +78,12 @@ export async function probeReaper(env: NodeJS.ProcessEnv = process.env): Promise
     else {
       const ns = [unshare, "--pid", "--fork", "--kill-child", "--mount-proc", "--"];
       const init = (argv: readonly string[]) => (perl ? reaperArgv(perl, 0, argv) : sh(argv));
-      const check = await works([...ns, ...init(["/bin/true"])]);
-      if (check.ok) return { level: "pid-namespace", why: null, wrap: (argv) => [...ns, ...init(argv)] };
+      // unshare dies with evalgate (a kill -9 included), and --kill-child takes the namespace along.
+      const outer = (argv: string[]) => (perl && nr ? diesWithParentArgv(perl, nr, argv, process.pid) : argv);
+      const check = await works(outer([...ns, ...init(["/bin/true"])]));
+      if (check.ok) {
+        return { level: "pid-namespace", why: null, wrap: (argv) => outer([...ns, ...init(argv)]) };
+      }
       reasons.push(`unshare cannot create a PID namespace (${check.why})`);
     }
   } else reasons.push(`EVALGATE_ISOLATION=${env.EVALGATE_ISOLATION}`);
@@ -85,9 +91,11 @@ export async function probeReaper(env: NodeJS.ProcessEnv = process.env): Promise
     if (!perl) reasons.push("perl is not installed (the subreaper needs it)");
     else if (!nr) reasons.push(`no subreaper on ${process.arch}`);
     else {
-      const check = await works(reaperArgv(perl, nr, ["/bin/true"]));
+      const check = await works(reaperArgv(perl, nr, ["/bin/true"], process.pid));
       if (check.ok) {
-        return { level: "subreaper", why: reasons.join("; "), wrap: (argv) => reaperArgv(perl, nr, argv) };
+        // With evalgate's pid: the reaper kills everything under it when evalgate dies (0188).
+        const wrap = (argv: readonly string[]) => reaperArgv(perl, nr, argv, process.pid);
+        return { level: "subreaper", why: reasons.join("; "), wrap };
       }
       reasons.push(`the subreaper does not work here (${check.why})`);
     }
@@ -219,6 +227,10 @@ export interface RunIsolation {
   /** The bubblewrap program, when some target runs under it. */
   bwrap?: string;
   bwrapTargets: Set<string>;
+  /** The bubblewrap program for setup and scorers, when the run has it (whatever the targets say). */
+  commandsBwrap?: string;
+  /** What setup and scorers run under: bwrap when the run has it, else the reaper's level. */
+  commandsLevel: IsolationLevel;
 }
 
 /**
@@ -253,21 +265,14 @@ export function planIsolation(
     reason: weakest?.reason ?? (out.length === 0 ? "no target runs an agent program" : null),
     targets: out,
     bwrapTargets,
+    commandsLevel: probe.bwrap.ok ? "bwrap" : probe.reaper.level,
   };
   if (probe.bwrap.ok && bwrapTargets.size > 0) run.bwrap = probe.bwrap.program;
+  if (probe.bwrap.ok) run.commandsBwrap = probe.bwrap.program;
   return run;
 }
 
-/** What a level leaves open, in words for the console and the comment. */
-export function isolationGap(level: IsolationLevel): string | null {
-  switch (level) {
-    case "bwrap":
-      return null;
-    case "pid-namespace":
-      return "no process outlives its attempt and evalgate's environment is out of sight, but the agent can write the run's files (the start tree, other attempts, the bundle, the repository)";
-    case "subreaper":
-      return "no process outlives its attempt, but the agent can write the run's files (the start tree, other attempts, the bundle, the repository) and read evalgate's environment";
-    case "none":
-      return "the agent can write the run's files (the start tree, other attempts, the bundle, the repository), read evalgate's environment and leave processes running after its attempt";
-  }
+/** What a level leaves open, in words for the console and the comment (sandbox/threat-model.ts). */
+export function isolationGap(level: IsolationLevel, commands: IsolationLevel = level): string | null {
+  return gapSentence(openRows(level, commands));
 }

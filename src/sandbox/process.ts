@@ -56,6 +56,8 @@ export interface ProcessOutcome {
   tail: string;
   /** Bytes of output that were not kept in the log. */
   droppedBytes: number;
+  /** A resource limit of its attempt the process ran into (environment/), and what was seen. */
+  limit?: { kind: "memory" | "pids" | "disk"; detail: string };
 }
 
 export interface ProcessRunner {

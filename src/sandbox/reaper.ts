@@ -31,13 +31,19 @@ export function prctlSyscall(arch: string = process.arch): number {
 }
 
 /**
- * `perl -e REAPER_SCRIPT NR -- program args...`: NR is prctl's system call number, or 0 to skip the
- * subreaper call (as a PID namespace's init).
+ * `perl -e REAPER_SCRIPT NR PARENT -- program args...`: NR is prctl's system call number, or 0 to skip
+ * the subreaper call (as a PID namespace's init). PARENT, when not 0, is evalgate's pid: the reaper
+ * asks for SIGUSR1 when its parent dies (PR_SET_PDEATHSIG), so a `kill -9` of evalgate makes it kill
+ * everything under it and exit (docs/decisions/0188); a parent already gone means no command starts.
  */
 export const REAPER_SCRIPT = String.raw`
 use strict;
-my $nr = shift @ARGV; shift @ARGV if @ARGV && $ARGV[0] eq '--';
+my $nr = shift @ARGV; my $parent = shift @ARGV; shift @ARGV if @ARGV && $ARGV[0] eq '--';
 if ($nr) { syscall($nr, 36, 1, 0, 0, 0) == 0 or die "evalgate reaper: prctl: $!\n"; }
+if ($nr && $parent) {
+  syscall($nr, 1, 10, 0, 0, 0) == 0 or die "evalgate reaper: prctl: $!\n";
+  exit 125 if getppid() != $parent;
+}
 my $pid = fork();
 die "evalgate reaper: fork: $!\n" unless defined $pid;
 if ($pid == 0) {
@@ -77,7 +83,29 @@ if ($status & 127) { my $sig = $status & 127; $SIG{$_} = 'DEFAULT' for qw(TERM I
 exit($status >> 8);
 `;
 
-/** The reaper's command line around `argv`. */
-export function reaperArgv(perl: string, syscallNr: number, argv: readonly string[]): string[] {
-  return [perl, "-e", REAPER_SCRIPT, String(syscallNr), "--", ...argv];
+/** The reaper's command line around `argv`; with `parent`, it dies with that process (see above). */
+export function reaperArgv(perl: string, syscallNr: number, argv: readonly string[], parent = 0): string[] {
+  return [perl, "-e", REAPER_SCRIPT, String(syscallNr), String(parent), "--", ...argv];
+}
+
+/**
+ * `perl -e DIES_WITH_PARENT NR PARENT -- program args...`: execs the program after asking for SIGKILL
+ * when PARENT (evalgate) dies; for `unshare`, whose `--kill-child` then takes the whole PID
+ * namespace along. A parent already gone means the program does not start.
+ */
+const DIES_WITH_PARENT = String.raw`
+my $nr = shift @ARGV; my $parent = shift @ARGV; shift @ARGV if @ARGV && $ARGV[0] eq '--';
+syscall($nr, 1, 9, 0, 0, 0) == 0 or die "evalgate: prctl: $!\n";
+exit 125 if getppid() != $parent;
+exec { $ARGV[0] } @ARGV; print STDERR "$ARGV[0]: $!\n"; exit 127;
+`;
+
+/** `argv` started so that it is killed when `parent` dies. */
+export function diesWithParentArgv(
+  perl: string,
+  syscallNr: number,
+  argv: readonly string[],
+  parent: number,
+): string[] {
+  return [perl, "-e", DIES_WITH_PARENT, String(syscallNr), String(parent), "--", ...argv];
 }

@@ -5,6 +5,7 @@ import path from "node:path";
 import type { Command } from "../sandbox/commands.js";
 import { expandPlaceholders, plainArgv, toCommand } from "../sandbox/commands.js";
 import type { ProcessOutcome } from "../sandbox/process.js";
+import { tapFailures } from "./tap.js";
 import type { ScorerContext, ScorerResult } from "./types.js";
 import { mustResolveInside } from "./workspace-path.js";
 
@@ -12,14 +13,17 @@ export async function runScorerCommand(
   ctx: ScorerContext,
   options: { run: string | string[]; cwd?: string; env_passthrough?: string[] },
   captureStdout = false,
+  /** More placeholders (a tests scorer's {REPORT_FILE}) and variables for this command. */
+  extra: { placeholders?: Record<string, string>; env?: Record<string, string> } = {},
 ): Promise<ProcessOutcome> {
   const cwd = options.cwd ? path.resolve(ctx.workspace, options.cwd) : ctx.workspace;
   // A cwd the agent made a link to another folder (another attempt's) would grade that folder.
   if (options.cwd) await mustResolveInside(ctx.workspace, cwd, `cwd ${options.cwd}`);
-  const env = ctx.env(options.env_passthrough ?? []);
+  const env = { ...ctx.env(options.env_passthrough ?? []), ...extra.env };
   const command = expandPlaceholders(toCommand(options.run), {
     WORKSPACE: ctx.workspace,
     EVAL_DIR: ctx.spec.evalDir,
+    ...extra.placeholders,
   });
   return ctx.runner.run({
     command: await withoutShell(command, cwd, env.PATH),
@@ -103,6 +107,8 @@ export function lastLines(text: string, n = 3): string {
 }
 
 const FAILURE_LINE = /(^|\s)(not ok\b|FAIL\b|failed\b|failure\b|error\b|AssertionError|expected\b|✗|×|✕|✖)/i;
+/** An exception's headline: `TypeError: Cannot read …`, `ValueError: …`, `AssertionError [ERR_ASSERTION]: …`. */
+const EXCEPTION_LINE = /^[A-Z]\w*(Error|Exception)\b( \[\w+\])?:\s/;
 const SUMMARY_LINE = /^\s*(#|ℹ|tests?\b|duration|pass\b|fail\b\s*\d)/i;
 
 /**
@@ -110,13 +116,17 @@ const SUMMARY_LINE = /^\s*(#|ℹ|tests?\b|duration|pass\b|fail\b\s*\d)/i;
  * last lines when none stands out: the reason a reviewer reads first.
  */
 export function failureExcerpt(text: string, n = 2): string {
+  // TAP (tape, node --test, mocha's tap reporter): the failing points with their diagnostics.
+  const tap = tapFailures(text, n);
+  if (tap.length > 0) return tap.join(" / ");
   const lines = text
     .split("\n")
     .map((l) => l.trim())
     .filter(Boolean);
+  // A test that threw counts by its exception's headline, not the stack below it.
   const telling = lines.filter(
     (l) =>
-      FAILURE_LINE.test(l) &&
+      (FAILURE_LINE.test(l) || EXCEPTION_LINE.test(l)) &&
       !SUMMARY_LINE.test(l) &&
       !/:\s*[|>]-?$/.test(l) &&
       !/^(expected|actual):/.test(l),

@@ -1,27 +1,24 @@
 /**
  * `tests`: runs a test command and grades the JUnit XML or CTRF JSON report it writes, with SWE-bench style
  * fail-to-pass / pass-to-pass lists. The report is the evidence; when it is missing, empty, or
- * contradicts the exit status, the scorer is an error, never a pass or a 0.
+ * contradicts the exit status, the scorer is an error, never a pass or a 0. Where the report is:
+ * tests-report.ts.
  */
-import { readFile, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import picomatch from "picomatch";
-import { glob } from "tinyglobby";
 import type { ScorerInput } from "../config/schema/scorers.js";
-import { isWithin } from "../paths.js";
-import { CtrfError, looksLikeCtrf, parseCtrf } from "./ctrf.js";
+import { REPORT_PLACEHOLDERS, toCommand, usesPlaceholder } from "../sandbox/commands.js";
+import type { ProcessOutcome } from "../sandbox/process.js";
 import {
   countOutcomes,
   displayName,
-  JUnitError,
   type OutcomeCounts,
-  parseJUnit,
   type TestCaseResult,
   type TestOutcome,
 } from "./junit.js";
 import { lastLines, notRun, runScorerCommand } from "./process.js";
+import { freshPlace, readReports, workspacePlace } from "./tests-report.js";
 import type { Scorer, ScorerContext, ScorerProblem, ScorerResult } from "./types.js";
-import { mustResolveInside, RefusedPath } from "./workspace-path.js";
 
 type TestsOptions = Extract<ScorerInput, { type: "tests" }>;
 
@@ -44,7 +41,7 @@ export interface TestsVerdict {
   passToPass: ListedTest[];
 }
 
-const REPORT_CAP_BYTES = 64 * 1024 * 1024;
+const _REPORT_CAP_BYTES = 64 * 1024 * 1024;
 /** Per-test outcomes kept in grading.json; a suite of thousands keeps its failures and counts. */
 const RECORDED_TESTS = 1000;
 const SEPARATORS = [".", "::", " > ", " ", "/", "#"];
@@ -174,28 +171,6 @@ export function judgeTests(
   };
 }
 
-/**
- * Report files matching `report` under `base` (a path, or a glob). A match, or the folder of the
- * report path, that leads out of the workspace is refused before anything is removed or read.
- */
-async function reportFiles(ws: string, base: string, report: string): Promise<string[]> {
-  const shown = (f: string) => path.relative(ws, f).split(path.sep).join("/");
-  if (!picomatch.scan(report).isGlob) {
-    const file = path.resolve(base, report);
-    await mustResolveInside(ws, path.dirname(file), shown(path.dirname(file)));
-    return isWithin(ws, file) ? [file] : [];
-  }
-  const found = await glob(report, {
-    cwd: base,
-    absolute: true,
-    dot: true,
-    onlyFiles: true,
-    followSymbolicLinks: false,
-  });
-  for (const f of found) await mustResolveInside(ws, f, shown(f));
-  return found.filter((f) => isWithin(ws, f)).sort();
-}
-
 function wireListed(t: ListedTest) {
   return { test: t.test, outcome: t.outcome, matched: t.matched, message: t.message };
 }
@@ -204,7 +179,16 @@ export const testsScorer: Scorer = {
   check(options: ScorerInput): ScorerProblem[] {
     const o = options as TestsOptions;
     const problems: ScorerProblem[] = [];
-    if (path.isAbsolute(o.report) || o.report.split(/[\\/]/).includes("..")) {
+    const usesPlace = REPORT_PLACEHOLDERS.some((p) => usesPlaceholder(toCommand(o.run), p));
+    if (o.report === undefined) {
+      // Nothing to check: the command writes {REPORT_FILE} (or $EVALGATE_REPORT_FILE).
+    } else if (usesPlace) {
+      problems.push({
+        at: ["report"],
+        message: "the command writes {REPORT_FILE} or {REPORT_DIR}, so report: names nothing it writes",
+        hint: "remove report: (the report is read from {REPORT_FILE})",
+      });
+    } else if (path.isAbsolute(o.report) || o.report.split(/[\\/]/).includes("..")) {
       problems.push({
         at: ["report"],
         message: `report "${o.report}" is outside the workspace`,
@@ -239,97 +223,75 @@ export const testsScorer: Scorer = {
 
   async run(ctx: ScorerContext): Promise<ScorerResult> {
     const o = ctx.spec.options as TestsOptions;
-    const base = o.cwd ? path.resolve(ctx.workspace, o.cwd) : ctx.workspace;
-    // A report left in the workspace (by the start tree, a previous run or the agent) must never
-    // stand in for the one this command writes.
-    for (const f of await reportFiles(ctx.workspace, base, o.report)) {
-      await rm(f, { force: true, recursive: false }).catch(() => undefined);
+    const place = o.report === undefined ? await freshPlace(ctx, o) : await workspacePlace(ctx, o, o.report);
+    try {
+      const outcome = await runScorerCommand(ctx, o, false, place.extra);
+      const broken = notRun(outcome, ctx.spec.timeoutMs);
+      if (broken) return broken;
+      const read = await readReports(place, o.report_format);
+      if ("state" in read) return read;
+      return judge(o, outcome, read.cases, read.read);
+    } finally {
+      await place.done();
     }
-    const outcome = await runScorerCommand(ctx, o);
-    const broken = notRun(outcome, ctx.spec.timeoutMs);
-    if (broken) return broken;
-
-    const files = await reportFiles(ctx.workspace, base, o.report);
-    const rel = (f: string) => path.relative(ctx.workspace, f).split(path.sep).join("/");
-    const cases: TestCaseResult[] = [];
-    const read: string[] = [];
-    for (const file of files) {
-      let size: number;
-      try {
-        // The test command may run the agent's code: a link out or a FIFO it left is never opened.
-        await mustResolveInside(ctx.workspace, file, rel(file));
-        const s = await stat(file);
-        if (!s.isFile()) throw new RefusedPath(`report ${rel(file)} is not a regular file`);
-        size = s.size;
-      } catch (error) {
-        if (error instanceof RefusedPath) throw error;
-        continue;
-      }
-      if (size > REPORT_CAP_BYTES) {
-        return { state: "error", reason: `report ${rel(file)} is ${size} bytes, more than the 64 MiB cap` };
-      }
-      try {
-        const text = await readFile(file, "utf8");
-        const ctrf = o.report_format ? o.report_format === "ctrf" : looksLikeCtrf(text);
-        cases.push(...(ctrf ? parseCtrf(text) : parseJUnit(text)));
-      } catch (error) {
-        if (error instanceof JUnitError || error instanceof CtrfError) {
-          return { state: "error", reason: `${rel(file)}: ${error.message}` };
-        }
-        throw error;
-      }
-      read.push(rel(file));
-    }
-    const exitCode = outcome.exitCode;
-    const baseDetails = { exit_code: exitCode, reports: read };
-    if (read.length === 0) {
-      return {
-        state: "error",
-        reason: `the command (exit ${exitCode}) wrote no report at ${o.report}: ${lastLines(outcome.tail) || "no output"}`,
-        details: baseDetails,
-      };
-    }
-    if (cases.length === 0) {
-      return {
-        state: "error",
-        reason: `the report has no tests (${read.join(", ")}; exit ${exitCode}): the suite did not really run${outcome.tail.trim() ? `: ${lastLines(outcome.tail, 2)}` : ""}`,
-        details: { ...baseDetails, counts: countOutcomes(cases) },
-      };
-    }
-    const counts = countOutcomes(cases);
-    if (exitCode !== 0 && counts.failed + counts.errored === 0) {
-      return {
-        state: "error",
-        reason: `the command exited ${exitCode} but its report shows no failing test, so it cannot be trusted: ${lastLines(outcome.tail) || "no output"}`,
-        details: { ...baseDetails, counts },
-      };
-    }
-    const verdict = judgeTests(cases, { failToPass: o.fail_to_pass, passToPass: o.pass_to_pass });
-    const failing = cases.filter((t) => t.outcome === "failed" || t.outcome === "errored");
-    return {
-      state: "complete",
-      score: verdict.passed ? 1 : 0,
-      passed: verdict.passed,
-      reason: verdict.reason,
-      details: {
-        ...baseDetails,
-        counts,
-        fail_to_pass: verdict.failToPass.map(wireListed),
-        pass_to_pass: verdict.passToPass.map(wireListed),
-        failing: failing
-          .slice(0, 100)
-          .map((t) => ({ test: displayName(t), outcome: t.outcome, message: t.message })),
-        tests: cases.slice(0, RECORDED_TESTS).map((t) => ({
-          suite: t.suite,
-          classname: t.classname,
-          name: t.name,
-          outcome: t.outcome,
-          message: t.message,
-          time: t.time,
-          flaky: t.flaky,
-        })),
-        tests_truncated: cases.length > RECORDED_TESTS,
-      },
-    };
   },
 };
+
+function judge(
+  o: TestsOptions,
+  outcome: ProcessOutcome,
+  cases: TestCaseResult[],
+  read: string[],
+): ScorerResult {
+  const exitCode = outcome.exitCode;
+  const baseDetails = { exit_code: exitCode, reports: read };
+  if (read.length === 0) {
+    return {
+      state: "error",
+      reason: `the command (exit ${exitCode}) wrote no report at ${o.report ?? "{REPORT_FILE}"}: ${lastLines(outcome.tail) || "no output"}`,
+      details: baseDetails,
+    };
+  }
+  if (cases.length === 0) {
+    return {
+      state: "error",
+      reason: `the report has no tests (${read.join(", ")}; exit ${exitCode}): the suite did not really run${outcome.tail.trim() ? `: ${lastLines(outcome.tail, 2)}` : ""}`,
+      details: { ...baseDetails, counts: countOutcomes(cases) },
+    };
+  }
+  const counts = countOutcomes(cases);
+  if (exitCode !== 0 && counts.failed + counts.errored === 0) {
+    return {
+      state: "error",
+      reason: `the command exited ${exitCode} but its report shows no failing test, so it cannot be trusted: ${lastLines(outcome.tail) || "no output"}`,
+      details: { ...baseDetails, counts },
+    };
+  }
+  const verdict = judgeTests(cases, { failToPass: o.fail_to_pass, passToPass: o.pass_to_pass });
+  const failing = cases.filter((t) => t.outcome === "failed" || t.outcome === "errored");
+  return {
+    state: "complete",
+    score: verdict.passed ? 1 : 0,
+    passed: verdict.passed,
+    reason: verdict.reason,
+    details: {
+      ...baseDetails,
+      counts,
+      fail_to_pass: verdict.failToPass.map(wireListed),
+      pass_to_pass: verdict.passToPass.map(wireListed),
+      failing: failing
+        .slice(0, 100)
+        .map((t) => ({ test: displayName(t), outcome: t.outcome, message: t.message })),
+      tests: cases.slice(0, RECORDED_TESTS).map((t) => ({
+        suite: t.suite,
+        classname: t.classname,
+        name: t.name,
+        outcome: t.outcome,
+        message: t.message,
+        time: t.time,
+        flaky: t.flaky,
+      })),
+      tests_truncated: cases.length > RECORDED_TESTS,
+    },
+  };
+}

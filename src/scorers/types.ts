@@ -13,6 +13,11 @@ export interface ScorerContext {
   /** Where the scorer's own output goes (scorers/<name>.log). */
   logFile: string;
   runner: ProcessRunner;
+  /**
+   * A fresh, empty folder outside the workspace for this grading's report ({REPORT_DIR}), writable
+   * to the scorer's processes; a tests scorer makes its own when the lifecycle gives none.
+   */
+  reportDir?: string;
   /** Environment for scorer processes, given the scorer's own passthrough list. */
   env(passthrough: readonly string[]): Record<string, string>;
 }

@@ -3,12 +3,13 @@
  * the agent changed as a patch that `git apply` accepts on the start commit.
  */
 import { constants } from "node:fs";
-import { copyFile, lstat, mkdir, mkdtemp, rm } from "node:fs/promises";
+import { copyFile, lstat, mkdir, rm } from "node:fs/promises";
 import path from "node:path";
 import { formatSize } from "../config/size.js";
 import { DEFAULT_LIMITS } from "../config/types.js";
 import { copyTree } from "./copy.js";
 import { GitError, git, gitBytes, gitCapped, nulInput, nulParts } from "./git.js";
+import { type CaptureInfo, captureGitFolder, captureInfoOf } from "./git-guard.js";
 import { addedOrModified, type OversizeFile, stageOversize } from "./oversize.js";
 import { sameIgnoreFiles, scanWorkspace } from "./scan.js";
 import type { PreparedStart } from "./start.js";
@@ -98,8 +99,9 @@ const STATUS: Record<string, ChangeStatus> = {
 /**
  * Captures the workspace's changes against the start commit. The capture reads the start commit's
  * objects from the capture store (never from the workspace's .git, which the agent may have
- * rewritten, nor from the prepared tree's, which later attempts copy), writes the objects it makes
- * to a scratch object folder of its own, removed afterwards, and uses a private index.
+ * rewritten, nor from the prepared tree's, which later attempts copy) through a git folder of its
+ * own, removed afterwards, where its new objects go and whose configuration and attribute rules
+ * evalgate wrote (git-guard.ts); it uses a private index.
  */
 export async function captureDiff(
   start: PreparedStart,
@@ -107,15 +109,29 @@ export async function captureDiff(
   indexFile: string,
   maxPatchBytes = DEFAULT_LIMITS.diffBytes,
 ): Promise<CapturedDiff> {
-  const gitDir = start.captureGitDir ?? path.join(start.dir, ".git");
+  const store = start.captureGitDir ?? path.join(start.dir, ".git");
   // Next to the capture store, outside the agent's attempt folder (never inside the prepared tree).
-  const scratch = start.captureGitDir ? path.dirname(gitDir) : tempRoot();
-  const objects = await mkdtemp(path.join(scratch, "capture-objects-"));
+  const scratch = start.captureGitDir ? path.dirname(store) : tempRoot();
+  // A git folder of the capture's own: nothing of the store's configuration or attributes, which
+  // an agent outside bubblewrap can write, is read (docs/decisions/0186).
+  const own = await captureGitFolder(scratch, store, start.sha, await captureInfo(start));
   try {
-    return await captureWith(start, workTree, indexFile, maxPatchBytes, gitDir, objects);
+    return await captureWith(start, workTree, indexFile, maxPatchBytes, store, own.env);
   } finally {
-    await rm(objects, { recursive: true, force: true });
+    await rm(own.gitDir, { recursive: true, force: true });
   }
+}
+
+/** The start's capture rules: read when it was prepared, or now (a start made by hand, in tests). */
+const infos = new WeakMap<PreparedStart, Promise<CaptureInfo>>();
+function captureInfo(start: PreparedStart): Promise<CaptureInfo> {
+  if (start.captureInfo) return Promise.resolve(start.captureInfo);
+  let p = infos.get(start);
+  if (!p) {
+    p = captureInfoOf(start.dir);
+    infos.set(start, p);
+  }
+  return p;
 }
 
 async function captureWith(
@@ -123,20 +139,17 @@ async function captureWith(
   workTree: string,
   indexFile: string,
   maxPatchBytes: number,
-  gitDir: string,
-  objects: string,
+  store: string,
+  gitEnv: Record<string, string>,
 ): Promise<CapturedDiff> {
   // The index lives in the agent's attempt folder: a link the agent left there is replaced, never
   // written through.
   await rm(indexFile, { force: true });
-  await copyFile(path.join(gitDir, "index"), indexFile, constants.COPYFILE_EXCL);
+  await copyFile(path.join(store, "index"), indexFile, constants.COPYFILE_EXCL);
   const env = {
-    GIT_DIR: gitDir,
+    ...gitEnv,
     GIT_WORK_TREE: workTree,
     GIT_INDEX_FILE: indexFile,
-    // New objects go to this capture's own folder; the store's are read through alternates.
-    GIT_OBJECT_DIRECTORY: objects,
-    GIT_ALTERNATE_OBJECT_DIRECTORIES: path.join(gitDir, "objects"),
     // Paths the agent named are paths, never patterns.
     GIT_LITERAL_PATHSPECS: "1",
   };

@@ -8,7 +8,9 @@
  * never on a command line (where other processes could read it), in the URL, in `.git/config`, or
  * in any message.
  */
+import { existsSync } from "node:fs";
 import { stat } from "node:fs/promises";
+import path from "node:path";
 import type { GitSeed } from "../config/types.js";
 import { WorkspaceError } from "./errors.js";
 import { GitError, git } from "./git.js";
@@ -141,7 +143,9 @@ export async function fetchGitSeed(dir: string, seed: GitSeed, from: NodeJS.Proc
         `ref "${ref}" was not found in ${seed.url}: no branch, tag or commit has that name (evalgate never falls back to the default branch)`,
         {
           key: "git.ref",
-          hint: "use a branch, tag or commit (full or at least 7 characters of its sha) that exists in the repository",
+          hint: isShallowClone(seed.url)
+            ? `${seed.url} is a shallow clone, with only its latest commits (actions/checkout makes one by default): fetch its whole history (actions/checkout with fetch-depth: 0, or git fetch --unshallow)`
+            : "use a branch, tag or commit (full or at least 7 characters of its sha) that exists in the repository",
         },
       );
     }
@@ -160,4 +164,11 @@ export async function fetchGitSeed(dir: string, seed: GitSeed, from: NodeJS.Proc
       );
     }
   }
+}
+
+/** A repository on this machine (a path or a file:// URL) that holds only part of its history. */
+function isShallowClone(url: string): boolean {
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url) && !url.startsWith("file://")) return false;
+  const local = url.replace(/^file:\/\//, "");
+  return existsSync(path.join(local, ".git", "shallow")) || existsSync(path.join(local, "shallow"));
 }

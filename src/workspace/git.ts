@@ -1,7 +1,7 @@
 /**
  * evalgate's own git commands (seeding, start commits, diff capture). They run with a fixed
  * identity and without the user's or system git configuration, so results do not depend on the
- * machine.
+ * machine, and never run a hook or a file-system monitor (docs/decisions/0186).
  */
 import { spawn } from "node:child_process";
 import { execa } from "execa";
@@ -58,10 +58,16 @@ export function gitEnv(extra: Record<string, string> = {}): Record<string, strin
   };
 }
 
-/** Settings that keep git from running anything of the repository's or changing output shape. */
+/**
+ * Settings that keep git from running anything of the repository's or changing output shape. A
+ * filter driver a repository's configuration names is switched off by `foreignRepoArgs`
+ * (git-guard.ts) where evalgate runs git in a repository it did not make.
+ */
 const SAFE_CONFIG = [
   "-c",
   "core.hooksPath=/dev/null",
+  "-c",
+  "core.fsmonitor=false",
   "-c",
   "core.quotePath=false",
   "-c",

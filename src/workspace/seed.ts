@@ -27,9 +27,12 @@ export function describeSeed(seed: SeedSpec): string {
  * a file of its own; special files (FIFOs, sockets, devices) are left out (docs/decisions/0178;
  * Node's `fs.cp` took 1.2 s for 2,000 files, the pipe 40 ms).
  */
-async function copyFolder(from: string, to: string): Promise<void> {
+async function copyFolder(from: string, to: string, leftOut: readonly string[] = []): Promise<void> {
   await mkdir(to, { recursive: true });
-  const exclude = SKIPPED_SEED_FOLDERS.map((name) => `--exclude=${name}`);
+  // The seed's `exclude:` paths are anchored at its top; .git and .evalgate are left out at any depth.
+  const anchored =
+    leftOut.length > 0 ? ["--anchored", ...leftOut.map((p) => `--exclude=./${p}`), "--no-anchored"] : [];
+  const exclude = [...anchored, ...SKIPPED_SEED_FOLDERS.map((name) => `--exclude=${name}`)];
   const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", LC_ALL: "C" };
   const opts = { env, extendEnv: false, reject: false } as const;
   const writer = execa("tar", ["-C", from, "-cf", "-", "--hard-dereference", ...exclude, "."], {
@@ -56,7 +59,7 @@ export async function materializeSeed(seed: SeedSpec, dir: string): Promise<void
   }
   if (seed.kind === "path") {
     try {
-      await copyFolder(seed.path, dir);
+      await copyFolder(seed.path, dir, seed.exclude);
     } catch (error) {
       throw new WorkspaceError("seed", `cannot copy ${seed.path}: ${(error as Error).message}`);
     }

@@ -7,16 +7,18 @@ import { createHash } from "node:crypto";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { agentFolder, type WorkspaceSpec } from "../config/types.js";
+import { type Containment, containedRunner } from "../sandbox/bwrap.js";
 import { expandPlaceholders } from "../sandbox/commands.js";
 import { buildEnv } from "../sandbox/env.js";
 import type { ProcessRunner } from "../sandbox/process.js";
 import { type CopyMethod, copyTree, probeCopyMethod } from "./copy.js";
 import { WorkspaceError } from "./errors.js";
 import { git } from "./git.js";
+import { type CaptureInfo, captureInfoOf, type GitMeta, readGitMeta, restoreGitMeta } from "./git-guard.js";
 import { describeSeed, materializeSeed } from "./seed.js";
 
 /**
- * The tag on the start commit. Its name predates the word "start commit" and stays: the README
+ * The tag on the start commit. Its name predates the word "start commit" and stays: docs/eval-files.md
  * documents it and users' setup and scorer scripts may refer to it.
  */
 export const START_TAG = "evalgate-baseline";
@@ -41,6 +43,10 @@ export interface PreparedStart {
    * its own next to it (docs/decisions/0105). Without it, captures read `dir`'s .git (tests).
    */
   captureGitDir?: string;
+  /** The capture's attribute and exclude rules, read from the start tree once it was committed. */
+  captureInfo?: CaptureInfo;
+  /** The start tree's `.git` configuration, `info/` and hooks, put back in each workspace before scoring. */
+  gitMeta?: GitMeta;
 }
 
 /** One start per distinct seed, setup and setup timeout (where a seed is written does not count). */
@@ -49,6 +55,7 @@ export function startKey(ws: WorkspaceSpec, setupTimeoutMs: number): string {
     c: ws.setup.command,
     e: ws.setup.envPassthrough,
     d: ws.setup.command ? ws.setup.evalDir : "",
+    ...(ws.setup.network === false ? { n: false } : {}),
   };
   return createHash("sha256")
     .update(JSON.stringify({ seed: ws.seed, setup, setupTimeoutMs }))
@@ -90,6 +97,8 @@ export class StartStore {
   constructor(
     private readonly workRoot: string,
     private readonly runner: ProcessRunner,
+    /** How setup is contained (bubblewrap when the run has it); default: `runner` as it is. */
+    private readonly containment: Containment = { hidden: [] },
   ) {}
 
   /** The prepared start for `ws`, made on first request and shared afterwards. */
@@ -112,30 +121,17 @@ export class StartStore {
     await materializeSeed(ws.seed, dir);
     const agentDir = agentFolder(dir, ws.seed.kind === "git" ? ws.seed.subdir : undefined);
 
-    let setupLog: string | undefined;
+    // The seed's git configuration, as evalgate made it: put back after setup, whose third-party
+    // scripts could plant what evalgate's own git would run (docs/decisions/0186).
+    const seedMeta = await readGitMeta(path.join(dir, ".git"));
     const started = performance.now();
-    if (ws.setup.command) {
-      setupLog = path.join(root, "setup.log");
-      const home = path.join(root, "home");
-      const tmp = path.join(root, "tmp");
-      await mkdir(home, { recursive: true });
-      await mkdir(tmp, { recursive: true });
-      const outcome = await this.runner.run({
-        command: expandPlaceholders(ws.setup.command, { WORKSPACE: agentDir, EVAL_DIR: ws.setup.evalDir }),
-        cwd: agentDir,
-        env: buildEnv({ passthrough: ws.setup.envPassthrough, home, tmp }),
-        timeoutMs: setupTimeoutMs,
-        logFile: setupLog,
-      });
-      if (outcome.spawnError || outcome.timedOut || outcome.exitCode !== 0) {
-        const why = outcome.spawnError
-          ? outcome.spawnError
-          : outcome.timedOut
-            ? `timed out after ${Math.round(setupTimeoutMs / 1000)} s`
-            : `exited with ${outcome.exitCode ?? outcome.signal}`;
-        const last = outcome.tail.trim().split("\n").slice(-3).join(" / ");
-        throw new WorkspaceError("setup", `setup command ${why}${last ? `: ${last}` : ""}`, { setupLog });
-      }
+    const setupLog = ws.setup.command ? await this.runSetup(ws, root, agentDir, setupTimeoutMs) : undefined;
+    if (!(await restoreGitMeta(path.join(dir, ".git"), seedMeta))) {
+      throw new WorkspaceError(
+        "setup",
+        "setup replaced the workspace's .git folder",
+        setupLog ? { setupLog } : {},
+      );
     }
     const setupDurationMs = Math.round(performance.now() - started);
     const sha = await commitEverything(dir);
@@ -157,10 +153,51 @@ export class StartStore {
       seedDescription: describeSeed(ws.seed),
       copyMethod,
       captureGitDir,
+      captureInfo: await captureInfoOf(dir),
+      gitMeta: await readGitMeta(path.join(dir, ".git")),
     };
     if (ws.seed.kind === "git" && ws.seed.subdir) result.subdir = ws.seed.subdir;
     if (setupLog) result.setupLog = setupLog;
     return result;
+  }
+
+  /**
+   * Runs the setup command in the start tree: under bubblewrap when the run has it, writing only the
+   * start tree and its own HOME and TMPDIR, with the network unless `network: false`. Returns its log.
+   */
+  private async runSetup(
+    ws: WorkspaceSpec,
+    root: string,
+    agentDir: string,
+    setupTimeoutMs: number,
+  ): Promise<string> {
+    const setupLog = path.join(root, "setup.log");
+    const home = path.join(root, "home");
+    const tmp = path.join(root, "tmp");
+    await mkdir(home, { recursive: true });
+    await mkdir(tmp, { recursive: true });
+    const runner = containedRunner(this.runner, this.containment, {
+      network: ws.setup.network ?? true,
+      readOnly: [ws.setup.evalDir],
+      writable: [path.join(root, "tree"), home, tmp],
+    });
+    const outcome = await runner.run({
+      command: expandPlaceholders(ws.setup.command!, { WORKSPACE: agentDir, EVAL_DIR: ws.setup.evalDir }),
+      cwd: agentDir,
+      env: buildEnv({ passthrough: ws.setup.envPassthrough, home, tmp }),
+      timeoutMs: setupTimeoutMs,
+      logFile: setupLog,
+    });
+    if (outcome.spawnError || outcome.timedOut || outcome.exitCode !== 0) {
+      const why = outcome.spawnError
+        ? outcome.spawnError
+        : outcome.timedOut
+          ? `timed out after ${Math.round(setupTimeoutMs / 1000)} s`
+          : `exited with ${outcome.exitCode ?? outcome.signal}`;
+      const last = outcome.tail.trim().split("\n").slice(-3).join(" / ");
+      throw new WorkspaceError("setup", `setup command ${why}${last ? `: ${last}` : ""}`, { setupLog });
+    }
+    return setupLog;
   }
 
   /** Reads a prepared start's setup log (for each attempt's setup.log). */

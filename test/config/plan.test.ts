@@ -306,11 +306,11 @@ tests:
       '4: workspace.protected[2]: protected path "/abs" must be relative to the workspace',
       expect.stringMatching(/^4: workspace\.protected\[3\]: bad glob "src\/\[a"/),
       "6: workspace.verifiers[0].from: verifier verifiers/missing.js does not exist",
-      "7: workspace.verifiers[1].from: verifier project/test/hidden.test.js is inside the seed folder project, so the agent would see it",
       '8: workspace.verifiers[2].to: verifier destination "../escape.js" leaves the workspace',
       '9: workspace.verifiers[3].to: verifier destination ".git/hooks/pre-commit" is inside .git, which evalgate manages',
       '10: workspace.verifiers[4].to: verifier destination "../gone.js" leaves the workspace',
       "10: workspace.verifiers[4].from: verifier verifiers/gone.js does not exist",
+      "3: workspace.seed: the seed folder project holds the answer key (verifier project/test/hidden.test.js): every agent would see it",
     ]);
   });
 

@@ -101,7 +101,7 @@ tests:
 });
 
 /**
- * Outside a sandbox an agent can read evalgate's own environment in /proc (README: The agent's
+ * Outside a sandbox an agent can read evalgate's own environment in /proc (docs/isolation.md: The agent's
  * environment). The runner's credentials there are masked in the bundle if the agent prints them.
  */
 describe("an unsandboxed agent that digs in evalgate's process environment", () => {

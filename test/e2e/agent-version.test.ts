@@ -8,13 +8,12 @@ import { cpSync, existsSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AGENTS } from "../agent-cli.js";
+import { AGENTS, TOOL_CACHE } from "../agent-cli.js";
 import { CLI, ROOT, readJson, readJsonl, tempDir, writeFiles } from "../helpers.js";
 import { type GeminiServer, startGeminiServer } from "../providers/gemini-server.js";
 
 const KEY = "AIzaSyLocalTestKey0123456789abcdefghijk";
 const VERSION = AGENTS["gemini-cli"].version;
-const TOOL_CACHE = path.join(ROOT, "node_modules/.cache/evalgate-tool-cache");
 
 function suite(target: Record<string, unknown>): string {
   const dir = tempDir("evalgate-version-");

@@ -52,7 +52,11 @@ describe("evalgate init", () => {
     // The suite runs the repository's own test command, after its setup, on a copy of the repository.
     const suite = parse(readFileSync(path.join(dir, "evals/starter.eval.yaml"), "utf8"));
     expect(suite.tests[0].scorers[0]).toMatchObject({ type: "command", run: "npm test", required: true });
-    expect(suite.workspace).toEqual({ seed: { path: ".." }, setup: { command: "npm ci" } });
+    // The seed leaves the suite out: its reference patch and hidden tests are the answer key.
+    expect(suite.workspace).toEqual({
+      seed: { path: "..", exclude: ["evals"] },
+      setup: { command: "npm ci" },
+    });
     expect(suite.targets[0]).toMatchObject({
       provider: "claude-code",
       env_passthrough: ["ANTHROPIC_API_KEY"],
@@ -63,6 +67,19 @@ describe("evalgate init", () => {
     expect(v.stderr).toBe("");
     expect(v.stdout).toBe("ok: 1 eval file, 1 test, 1 case\n");
     expect(v.code).toBe(0);
+
+    // The layout init wrote before (the whole repository as the seed, evals/ and its fix.patch in
+    // every workspace): validate refuses it, naming the fix.
+    const file = path.join(dir, "evals/starter.eval.yaml");
+    const written = readFileSync(file, "utf8");
+    writeFileSync(file, written.replace(', exclude: ["evals"]', ""));
+    const old = runCli(["validate"], dir);
+    expect(old.code).toBe(2);
+    expect(old.stderr).toContain(
+      "evals/starter.eval.yaml:23: workspace.seed: the seed folder . holds the answer key (eval file evals/starter.eval.yaml, reference evals/starter/fix.patch): every agent would see it",
+    );
+    expect(old.stderr).toContain("exclude: [evals] under seed:");
+    writeFileSync(file, written);
 
     const workflow = path.join(dir, ".github/workflows/evals.yml");
     const av = spawnSync(process.execPath, [VALIDATOR, workflow], { encoding: "utf8", timeout: 60_000 });
@@ -122,7 +139,7 @@ describe("evalgate init", () => {
     expect(runCli(["validate", "ci/agent-evals"], dir).code).toBe(0);
     const suite = parse(readFileSync(path.join(dir, "ci/agent-evals/starter.eval.yaml"), "utf8"));
     expect(suite.targets[0].provider).toBe(agent);
-    expect(suite.workspace.seed.path).toBe("../..");
+    expect(suite.workspace.seed).toEqual({ path: "../..", exclude: ["ci/agent-evals"] });
     const workflow = path.join(dir, ".github/workflows/evals.yml");
     const av = spawnSync(process.execPath, [VALIDATOR, workflow], { encoding: "utf8", timeout: 60_000 });
     expect(av.status).toBe(0);

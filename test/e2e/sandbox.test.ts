@@ -326,7 +326,7 @@ tests:
 
 /**
  * Without a sandbox an agent runs as evalgate's user and can read evalgate's own environment in
- * /proc (README: The agent's environment). Under bwrap it is in a PID namespace of its own: walking
+ * /proc (docs/isolation.md: The agent's environment). Under bwrap it is in a PID namespace of its own: walking
  * up its parents, it finds no process of the runner.
  */
 describe.skipIf(!check.ok)("sandbox: bwrap hides evalgate's own process", () => {

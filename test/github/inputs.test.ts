@@ -34,7 +34,7 @@ describe("action inputs", () => {
     expect([...asked].sort()).toEqual(Object.keys(yml.inputs).sort());
   });
 
-  it("declares every output the action sets (README's outputs and more)", async () => {
+  it("declares every output the action sets (docs/action.md's outputs and more)", async () => {
     const { emptyOutputs } = await import("../../src/github/io.js");
     expect(Object.keys(yml.outputs).sort()).toEqual(Object.keys(emptyOutputs()).sort());
     for (const o of [

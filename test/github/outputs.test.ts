@@ -1,6 +1,6 @@
 /**
  * The step's outputs as a runner reads them (GITHUB_OUTPUT), from run() itself: `inconclusive`
- * counts the cases whose attempts did not settle their verdict (README, "Outputs").
+ * counts the cases whose attempts did not settle their verdict (docs/action.md, "Outputs").
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";

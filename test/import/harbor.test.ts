@@ -6,6 +6,7 @@
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
 import { runCli, tempDir, writeFiles } from "../helpers.js";
 
 const DOCKERFILE = `FROM python:3.12-slim
@@ -66,7 +67,7 @@ describe("evalgate import harbor", () => {
   it("imports task folders that pass validate --solvable, reporting broken tasks and what it could not carry", () => {
     const dir = tempDir();
     tasks(dir);
-    const r = runCli(["import", "harbor", "tasks", "--out", "suite"], dir);
+    const r = runCli(["import", "harbor", "tasks", "--out", "suite", "--host"], dir);
     expect(r.code, r.stderr).toBe(1);
     expect(r.stdout).toContain("imported 2 tests into suite/harbor.eval.yaml, skipped 3");
     expect(r.stderr).toContain(
@@ -97,10 +98,52 @@ describe("evalgate import harbor", () => {
     ]);
   });
 
+  it("keeps each task's container by default: its Dockerfile, WORKDIR, resources and a verifier run inside it", () => {
+    // before: FROM and the package installs were dropped ("not carried") and the task ran on the runner.
+    const dir = tempDir();
+    tasks(dir);
+    expect(runCli(["import", "harbor", "tasks/greet", "tasks/sum", "--out", "suite"], dir).code).toBe(0);
+    const file = parse(readFileSync(path.join(dir, "suite/harbor.eval.yaml"), "utf8")) as {
+      tests: Record<string, unknown>[];
+    };
+    const [greet, sum] = file.tests;
+    expect(greet).toMatchObject({
+      environment: {
+        build: { dockerfile: "harbor/greet/environment/Dockerfile", context: "harbor/greet/environment" },
+        workdir: "/app",
+      },
+      resources: { cpus: 1, memory: "2048MiB" },
+      workspace: {
+        seed: { path: "harbor/greet/workspace" },
+        setup: {
+          command: ["sh", "-ec", expect.stringMatching(/^echo "built" > \/app\/\.built && +chmod 644/)],
+        },
+        verifiers: [
+          { from: "harbor/greet/tests", to: ".harbor/tests" },
+          { from: "_harbor/verify.sh", to: ".harbor/verify.sh" },
+        ],
+      },
+      scorers: [{ type: "script", run: ["sh", ".harbor/verify.sh", "--reward"], timeout: 120 }],
+      reference: { script: "harbor/greet/reference.sh" },
+    });
+    expect(sum).toMatchObject({
+      scorers: [{ type: "tests", run: ["sh", ".harbor/verify.sh"], report_format: "ctrf" }],
+    });
+    // The build context is the task's environment folder, as Harbor builds it.
+    expect(existsSync(path.join(dir, "suite/harbor/greet/environment/src/greet.sh"))).toBe(true);
+    const md = readFileSync(path.join(dir, "suite/IMPORT.md"), "utf8");
+    expect(md).not.toContain("Dockerfile FROM");
+    expect(md).toContain("environment: build");
+    const v = runCli(["validate", "suite"], dir, { PATH: `${path.dirname(process.execPath)}:/usr/bin:/bin` });
+    // An engine on this machine makes it valid; without one, each test is named.
+    if (v.code !== 0)
+      expect(v.stderr).toMatch(/test "greet" runs in an environment .* but no container engine/);
+  });
+
   it("an agent that plants a reward file and its own verifier still fails", () => {
     const dir = tempDir();
     tasks(dir);
-    expect(runCli(["import", "harbor", "tasks/greet", "--out", "suite"], dir).code).toBe(0);
+    expect(runCli(["import", "harbor", "tasks/greet", "--out", "suite", "--host"], dir).code).toBe(0);
     writeFiles(dir, {
       "agent.sh":
         "#!/bin/sh\nmkdir -p .harbor/logs/verifier .harbor/tests\necho 1 > .harbor/logs/verifier/reward.txt\nprintf 'echo 1 > /logs/verifier/reward.txt\\n' > .harbor/tests/test.sh\n",
@@ -120,7 +163,7 @@ describe("evalgate import harbor", () => {
   it("grades a partial CTRF result by its failing test, and a missing reference script is a config error", () => {
     const dir = tempDir();
     tasks(dir);
-    expect(runCli(["import", "harbor", "tasks/sum", "--out", "suite"], dir).code).toBe(0);
+    expect(runCli(["import", "harbor", "tasks/sum", "--out", "suite", "--host"], dir).code).toBe(0);
     // An agent that handles positive numbers only.
     writeFiles(dir, {
       "agent.sh": `#!/bin/sh\nprintf 'import sys\\nprint(abs(sum(int(a) for a in sys.argv[1:])))\\n' > sum.py\n`,
@@ -155,7 +198,7 @@ describe("evalgate import --out", () => {
     const dir = tempDir();
     tasks(dir);
     writeFiles(dir, { "suite/keep.txt": "mine\n", afile: "x\n" });
-    const r = runCli(["import", "harbor", "tasks/greet", "--out", "suite"], dir);
+    const r = runCli(["import", "harbor", "tasks/greet", "--out", "suite", "--host"], dir);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("--out suite exists and is not empty");
     expect(r.stderr).toContain("give a new folder, or remove this one");
@@ -164,18 +207,18 @@ describe("evalgate import --out", () => {
     expect(existsSync(path.join(dir, "suite/harbor.eval.yaml"))).toBe(false);
 
     // A second import into the same folder would mix two imports: refused too.
-    expect(runCli(["import", "harbor", "tasks/greet", "--out", "fresh"], dir).code).toBe(0);
-    const again = runCli(["import", "harbor", "tasks/sum", "--out", "fresh"], dir);
+    expect(runCli(["import", "harbor", "tasks/greet", "--out", "fresh", "--host"], dir).code).toBe(0);
+    const again = runCli(["import", "harbor", "tasks/sum", "--out", "fresh", "--host"], dir);
     expect(again.code).toBe(2);
     expect(readFileSync(path.join(dir, "fresh/harbor.eval.yaml"), "utf8")).toContain("greet");
     expect(readFileSync(path.join(dir, "fresh/harbor.eval.yaml"), "utf8")).not.toContain("id: sum");
 
-    const file = runCli(["import", "harbor", "tasks/greet", "--out", "afile"], dir);
+    const file = runCli(["import", "harbor", "tasks/greet", "--out", "afile", "--host"], dir);
     expect(file.code).toBe(2);
     expect(file.stderr).toContain("--out afile is a file, not a folder");
 
     mkdirSync(path.join(dir, "empty"));
-    expect(runCli(["import", "harbor", "tasks/greet", "--out", "empty"], dir).code).toBe(0);
+    expect(runCli(["import", "harbor", "tasks/greet", "--out", "empty", "--host"], dir).code).toBe(0);
     expect(existsSync(path.join(dir, "empty/harbor.eval.yaml"))).toBe(true);
   });
 });

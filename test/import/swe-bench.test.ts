@@ -101,6 +101,9 @@ describe("evalgate import swe-bench", () => {
     const yaml = readFileSync(path.join(dir, "suite/swe-bench.eval.yaml"), "utf8");
     expect(yaml).toContain(`ref: ${base}`);
     expect(yaml).toContain("- tests/test_calc.py::test_add");
+    // The mirror is named relative to the eval file (before: an absolute path of this machine).
+    expect(yaml).toContain("url: ../mirrors/acme/calc");
+    expect(yaml).not.toContain(dir);
 
     expect(runCli(["validate", "suite"], dir).code).toBe(0);
     const s = runCli(["validate", "--solvable", "suite", "--json"], dir);
@@ -201,5 +204,58 @@ describe("evalgate import swe-bench", () => {
     const bad = runCli(["import", "swe-bench", "i.jsonl", "--specs", "bad.yaml", "--out", "o2"], dir);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("--specs bad.yaml: acme/calc needs test (the test command) and report");
+  });
+
+  it("--images points each test at its instance's image, with the workspace at /testbed", () => {
+    // before: every instance needed a setup on the runner host; the image was never named.
+    const dir = tempDir();
+    const inst = {
+      instance_id: "django__django-11099",
+      repo: "django/django",
+      base_commit: "0".repeat(40),
+      problem_statement: "x",
+      patch: "diff --git a/x b/x\n",
+      test_patch: "diff --git a/t b/t\n",
+      FAIL_TO_PASS: ["t::a"],
+      PASS_TO_PASS: [],
+      environment_setup_commit: "1".repeat(40),
+    };
+    writeFileSync(path.join(dir, "i.jsonl"), JSON.stringify(inst));
+    writeFileSync(
+      path.join(dir, "specs.yaml"),
+      "django/django: { test: ./tests/runtests.py, report: r.xml }\n",
+    );
+    const r = runCli(
+      ["import", "swe-bench", "i.jsonl", "--specs", "specs.yaml", "--images", "--out", "o"],
+      dir,
+    );
+    expect(r.code, r.stderr).toBe(0);
+    const yaml = readFileSync(path.join(dir, "o/swe-bench.eval.yaml"), "utf8");
+    expect(yaml).toContain("image: swebench/sweb.eval.x86_64.django_1776_django-11099:latest");
+    expect(yaml).toContain("workdir: /testbed");
+    const md = readFileSync(path.join(dir, "o/IMPORT.md"), "utf8");
+    expect(md).not.toContain("environment_setup_commit 111111111111 is not used");
+    expect(md).toContain("mounted over the image's /testbed");
+    const own = runCli(
+      [
+        "import",
+        "swe-bench",
+        "i.jsonl",
+        "--specs",
+        "specs.yaml",
+        "--images",
+        "reg.local/swe/{id}:v1",
+        "--out",
+        "p",
+      ],
+      dir,
+    );
+    expect(own.code, own.stderr).toBe(0);
+    expect(readFileSync(path.join(dir, "p/swe-bench.eval.yaml"), "utf8")).toContain(
+      "image: reg.local/swe/django_1776_django-11099:v1",
+    );
+    expect(runCli(["import", "harbor", "x", "--images", "--out", "q"], dir).stderr).toMatch(
+      /--images only applies to swe-bench/,
+    );
   });
 });

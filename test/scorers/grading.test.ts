@@ -1,5 +1,5 @@
 /**
- * The scoring contract (README, "Scorers"): the weighted score, the attempt threshold, required scorers,
+ * The scoring contract (docs/scorers.md, "Scorer types"): the weighted score, the attempt threshold, required scorers,
  * the pass rate, and an errored scorer that leaves the attempt without a score (never a 0).
  */
 import { describe, expect, it } from "vitest";

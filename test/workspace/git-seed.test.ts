@@ -66,6 +66,22 @@ describe("git seeds from a bare repository over file://", () => {
     expect(e.message).toContain("never falls back to the default branch");
   });
 
+  it("says so when the repository is a shallow clone without the ref (a checkout's default)", async () => {
+    // before: the hint only said to use a ref that exists, though the commit does exist upstream.
+    const clone = path.join(tempDir(), "checkout");
+    sh(`git clone -q --depth 1 file://${bare} ${clone}`, path.dirname(clone));
+    for (const url of [clone, `file://${clone}`]) {
+      const { error } = await fetchInto({ kind: "git", url, ref: v1 });
+      expect((error as WorkspaceError).message).toContain(`ref "${v1}" was not found in ${url}`);
+      expect((error as WorkspaceError).details.hint).toMatch(
+        /is a shallow clone, with only its latest commits .*fetch-depth: 0/,
+      );
+    }
+    // A repository with its whole history keeps the usual hint.
+    const { error } = await fetchInto({ kind: "git", url: bare, ref: "release-9" });
+    expect((error as WorkspaceError).details.hint).toMatch(/^use a branch, tag or commit/);
+  });
+
   it("refuses a subdir that the ref does not have", async () => {
     const { error } = await fetchInto({
       kind: "git",

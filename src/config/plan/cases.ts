@@ -3,7 +3,6 @@
  * one case per target it runs on, with its identity, attempts, timeouts and limits.
  */
 import { readFile, stat } from "node:fs/promises";
-import path from "node:path";
 import { didYouMean } from "../../errors.js";
 import { usesPlaceholder } from "../../sandbox/commands.js";
 import { parseDuration } from "../duration.js";
@@ -20,8 +19,9 @@ import {
 } from "../types.js";
 import { lineOf, type PathKey, prunedUnder } from "../yaml.js";
 import type { PlanContext } from "./context.js";
+import { resolveEnvironment, resolveResources } from "./environment.js";
 import { caseGate } from "./gate.js";
-import { resolveGuards } from "./guards.js";
+import { answerKeyInSeed, resolveGuards } from "./guards.js";
 import type { Policy, TestRecord } from "./records.js";
 import { resolveScorers, type ScorerItem } from "./scorers.js";
 import { resolveWorkspace, type WorkspaceSource } from "./workspace.js";
@@ -35,6 +35,8 @@ export interface Expansion {
   targetNames: Set<string>;
   /** Targets of tests that gave no case (an unusable seed): their programs are checked all the same. */
   unplanned: Set<TargetSpec>;
+  /** The test each case comes of, as written (the exam's comparison reads its raw timeouts). */
+  recordOf: Map<CaseSpec, TestRecord>;
 }
 
 export interface ExpandOptions {
@@ -72,7 +74,7 @@ export async function expandCases(
   records: readonly TestRecord[],
   opts: ExpandOptions,
 ): Promise<Expansion> {
-  const out: Expansion = { cases: [], targetNames: new Set(), unplanned: new Set() };
+  const out: Expansion = { cases: [], targetNames: new Set(), unplanned: new Set(), recordOf: new Map() };
   const seenIdentity = new Map<string, TestRecord>();
   for (const rec of records) {
     for (const t of rec.owner.targets) out.targetNames.add(t.name);
@@ -106,7 +108,19 @@ async function expandTest(
     dir: rec.dir,
   };
   const ws = await resolveWorkspace(ctx, wsDefault, wsOverride, label);
-  const guards = resolveGuards(ctx, wsDefault, wsOverride, ws?.seed);
+  const environment = await resolveEnvironment(
+    ctx,
+    { input: ownerFile.file.environment, src: ownerFile.src, at: ["environment"], dir: ownerFile.dir },
+    { input: test.environment, src: rec.src, at: [...rec.at, "environment"], dir: rec.dir },
+  );
+  const resources = resolveResources(ownerFile.file.resources, test.resources);
+  const guards = resolveGuards(ctx, wsDefault, wsOverride);
+  const seedFrom = test.workspace?.seed ? wsOverride : wsDefault;
+  answerKeyInSeed(ctx, ws?.seed, seedFrom.src, [...seedFrom.at, "seed"], {
+    evalFiles: [...new Set([rec.src.path, ownerFile.src.path])],
+    ...(reference ? { reference: reference.path } : {}),
+    verifiers: guards.verifiers.map((v) => v.from),
+  });
   const timeouts = timeoutsOf(owner.policy.timeouts);
   const scorerItems: ScorerItem[] = [
     ...(test.scorers ?? []).map((scorer, i) => ({
@@ -168,7 +182,8 @@ async function expandTest(
       key,
       rootEvalPath: rec.root.evalPath,
       suite: ownerFile.name,
-      evalDir: ownerFile.dir,
+      // The agent's {EVAL_DIR}: the file's folder in the checkout, where its scripts are the PR's.
+      evalDir: ctx.inCheckout(ownerFile.dir),
       test: {
         id: test.id,
         instruction,
@@ -195,11 +210,14 @@ async function expandTest(
           test.timeout !== undefined ? parseDuration(test.timeout) : (target.timeoutMs ?? timeouts.agentMs),
       },
     };
+    if (environment) spec.environment = environment;
+    if (resources) spec.resources = resources;
     if (test.description) spec.test.description = test.description;
     if (test.verify_repeats !== undefined) spec.test.verifyRepeats = test.verify_repeats;
     if (reference) spec.test.reference = reference.path;
     if (reference?.script) spec.test.referenceKind = "script";
     out.cases.push(spec);
+    out.recordOf.set(spec, rec);
   }
 }
 
@@ -218,7 +236,7 @@ async function instructionOf(ctx: PlanContext, rec: TestRecord): Promise<string>
   }
   let instruction = test.instruction ?? "";
   if (test.instruction_file !== undefined) {
-    const abs = path.resolve(rec.dir, test.instruction_file);
+    const abs = ctx.resolve(rec.dir, test.instruction_file);
     try {
       instruction = await readFile(abs, "utf8");
     } catch {
@@ -241,7 +259,7 @@ async function referenceOf(
   const given = rec.test.reference;
   if (given === undefined) return undefined;
   const script = typeof given === "object";
-  const abs = path.resolve(rec.dir, script ? given.script : given);
+  const abs = ctx.resolve(rec.dir, script ? given.script : given);
   if (!(await isFile(abs))) {
     ctx.problem(
       rec.src,
@@ -261,10 +279,11 @@ function targetsOf(ctx: PlanContext, rec: TestRecord): TargetSpec[] | undefined 
   const { test, owner } = rec;
   const ownerFile = owner.loaded;
   if (owner.targets.length === 0) {
+    const declaring = (ownerFile.targetsFrom ?? ownerFile).src;
     ctx.problem(
-      ownerFile.src,
+      declaring,
       [],
-      `${ownerFile.src.display} declares no targets`,
+      `${declaring.display} declares no targets`,
       'add targets: [{ name: my-agent, provider: command, command: ["./agent.sh", "{PROMPT_FILE}"] }]',
     );
     return undefined;
@@ -272,13 +291,18 @@ function targetsOf(ctx: PlanContext, rec: TestRecord): TargetSpec[] | undefined 
   if (!test.targets) return owner.targets;
   const known = owner.targets.map((t) => t.name);
   test.targets.forEach((name, i) => {
-    if (!known.includes(name) && !prunedUnder(ownerFile.src, ["targets"])) {
+    if (!known.includes(name) && !prunedUnder((ownerFile.targetsFrom ?? ownerFile).src, ["targets"])) {
       const guess = didYouMean(name, known);
+      const declaring = ownerFile.targetsFrom;
       ctx.problem(
         rec.src,
         [...rec.at, "targets", i],
-        `unknown target "${name}"`,
-        `${guess ? `did you mean "${guess}"? ` : ""}targets of this file: ${known.join(", ")}`,
+        declaring
+          ? `unknown target "${name}": the test is the exam's, and ${declaring.src.display} no longer declares that target`
+          : `unknown target "${name}"`,
+        declaring
+          ? `keep the target's name (targets: ${known.join(", ")}), or change the test's targets: in a pull request of its own first (the exam comes from the base: docs/exam.md)`
+          : `${guess ? `did you mean "${guess}"? ` : ""}targets of this file: ${known.join(", ")}`,
       );
     }
   });

@@ -29,6 +29,8 @@ export interface PlanChecks {
   agentProgram?(program: string): string | undefined;
   /** Whether a variable evalgate reads itself is set; absent: such variables are not checked. */
   variableSet?(name: string): boolean;
+  /** Why no container engine can run an environment here, or undefined when one can. */
+  containerEngine?(): string | undefined;
 }
 
 /** Programs of the agents that will run must exist (presets' binaries are checked at run time). */

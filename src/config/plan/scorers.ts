@@ -3,14 +3,22 @@
  * 1.0 or all omitted, unique names, commands' placeholders and variables, and each scorer's own
  * check of its options (asked of the run's preflight, which knows the scorers).
  */
-import { toCommand, WORKSPACE_PLACEHOLDERS } from "../../sandbox/commands.js";
+import { existsSync } from "node:fs";
+import path from "node:path";
+import {
+  type Command,
+  REPORT_PLACEHOLDERS,
+  toCommand,
+  WORKSPACE_PLACEHOLDERS,
+} from "../../sandbox/commands.js";
 import { parseDuration } from "../duration.js";
 import type { ScorerInput } from "../schema/scorers.js";
 import type { ScorerSpec, Timeouts } from "../types.js";
-import type { PathKey, YamlSource } from "../yaml.js";
+import { lineOf, type PathKey, type YamlSource } from "../yaml.js";
 import { checkEvalDirProgram, checkPassthrough, checkPlaceholders, checkQuotable } from "./commands.js";
 import type { PlanContext } from "./context.js";
 import type { TestRecord } from "./records.js";
+import { testRunnerTip } from "./runner-tips.js";
 
 /** One scorer as written: in the test, or in its eval file's `scorers:` (then `dir` is that file's). */
 export interface ScorerItem {
@@ -44,17 +52,31 @@ export function resolveScorers(
     if ("run" in s) {
       const cmd = toCommand(s.run);
       const at = [...item.at, "run"];
+      const known =
+        s.type === "tests" ? [...WORKSPACE_PLACEHOLDERS, ...REPORT_PLACEHOLDERS] : WORKSPACE_PLACEHOLDERS;
       checkPlaceholders(
         ctx,
         item.src,
         at,
         cmd,
-        WORKSPACE_PLACEHOLDERS,
-        () => `scorer commands know ${WORKSPACE_PLACEHOLDERS.map((p) => `{${p}}`).join(" ")}`,
+        known,
+        () => `${s.type} scorer commands know ${known.map((p) => `{${p}}`).join(" ")}`,
       );
       checkQuotable(ctx, item.src, at, cmd);
       checkEvalDirProgram(ctx, item.src, at, cmd, item.dir);
       checkPassthrough(ctx, item.src, [...item.at, "env_passthrough"], s.env_passthrough);
+      if (s.type === "command") tipTestsScorer(ctx, item, cmd);
+      (s.read_only ?? []).forEach((p, i) => {
+        const abs = path.resolve(item.dir, p);
+        if (!existsSync(abs)) {
+          ctx.problem(
+            item.src,
+            [...item.at, "read_only", i],
+            `folder ${ctx.display(abs)} does not exist`,
+            ctx.relativeHint(item.dir),
+          );
+        }
+      });
     }
     for (const p of ctx.checks.scorer?.(s, item.dir) ?? []) {
       ctx.problem(item.src, [...item.at, ...(p.at ?? [])], p.message, p.hint);
@@ -73,6 +95,19 @@ export function resolveScorers(
     out.push(spec);
   }
   return out;
+}
+
+/** Once per eval file and runner: the `tests` scorer that would name each failing test. */
+function tipTestsScorer(ctx: PlanContext, item: ScorerItem, cmd: Command): void {
+  const tip = testRunnerTip(cmd);
+  if (!tip) return;
+  const key = `${item.src.path}\u0000${tip.runner}`;
+  if (ctx.tips.has(key)) return;
+  const where = `${item.src.display}:${lineOf(item.src, [...item.at, "run"]) ?? "?"}`;
+  ctx.tips.set(
+    key,
+    `${where}: this command scorer runs ${tip.runner} and is graded by its exit status alone; a tests scorer reads its report, names each failing test and supports fail_to_pass: type: tests, ${tip.tests}`,
+  );
 }
 
 /** A test has scorers, and their weights are all given and sum to 1.0, or all omitted. True: given. */

@@ -4,6 +4,8 @@
  */
 import { existsSync } from "node:fs";
 import path from "node:path";
+import { parseAllowedHost } from "../../environment/hosts.js";
+import type { AllowedHost } from "../../environment/types.js";
 import type { SandboxSpec } from "../../sandbox/bwrap.js";
 import {
   AGENT_PLACEHOLDERS,
@@ -74,6 +76,8 @@ export class TargetResolver {
     if (command) spec.command = command;
     const sandbox = this.sandbox(loaded, t, at);
     if (sandbox) spec.sandbox = sandbox;
+    const allow = this.networkAllow(loaded, t, at);
+    if (allow) spec.networkAllow = allow;
     if (t.bin !== undefined && isPreset) spec.bin = resolveBin(t.bin, dir);
     if (t.version !== undefined && isPreset) spec.version = t.version;
     if (t.price) {
@@ -136,6 +140,25 @@ export class TargetResolver {
     }
   }
 
+  /** `sandbox.network: { allow: [...] }`, each entry parsed (a problem names the one that is not a host). */
+  private networkAllow(loaded: LoadedEval, t: TargetInput, at: PathKey[]): AllowedHost[] | undefined {
+    const input = t.sandbox;
+    if (typeof input !== "object" || typeof input.network !== "object") return undefined;
+    const allow: AllowedHost[] = [];
+    input.network.allow.forEach((text, i) => {
+      const parsed = parseAllowedHost(text);
+      if (typeof parsed === "string") {
+        this.ctx.problem(
+          loaded.src,
+          [...at, "sandbox", "network", "allow", i],
+          `"${text}": ${parsed}`,
+          "write host, host:port, *.domain or [v6]:port, e.g. api.anthropic.com:443",
+        );
+      } else allow.push(parsed);
+    });
+    return allow;
+  }
+
   /**
    * A target's `sandbox:` (a string or an object, default `auto`), with its read-only folders checked.
    * Undefined for `none` and for providers that run no agent program.
@@ -182,7 +205,9 @@ export class TargetResolver {
     // auto keeps what worked without a sandbox working: the network (presets call their model's API)
     // and the eval file's folder, read-only, for an agent that runs {EVAL_DIR}/agent.py.
     const auto = o.type === "auto";
-    const network = typeof input === "string" ? auto : (input.network ?? auto);
+    // An allow-list is a network the agent has (through the allow-list proxy of its environment).
+    const given = typeof input === "string" ? undefined : input.network;
+    const network = given === undefined ? auto : given !== false;
     if (auto) readOnly.unshift(loaded.dir);
     if (!network && (PRESETS as readonly string[]).includes(t.provider)) {
       // Without the network the agent cannot reach its model: every attempt would end in the agent's

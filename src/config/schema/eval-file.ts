@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import { MAX_CONCURRENCY } from "../options.js";
+import { environmentSchema, resourcesSchema } from "./environment.js";
 import { gateSchema, repeatSchema } from "./gate.js";
 import { scorerSchema } from "./scorers.js";
 import { targetSchema } from "./targets.js";
@@ -52,6 +53,8 @@ export const testSchema = z
       ),
     timeout: duration.optional().describe("Agent timeout for this test"),
     workspace: workspaceSchema.optional(),
+    environment: environmentSchema.optional().describe("The image this test runs in (replaces the file's)"),
+    resources: resourcesSchema.optional().describe("This test's limits (each key replaces the file's)"),
     scorers: z.array(scorerSchema).optional(),
   })
   .describe("One scenario");
@@ -109,6 +112,8 @@ export const evalFileSchema = z
         "Globs of the files this suite's result depends on (prompts, skills, the agent's code, fixtures); a pull request touching none of them (nor this file) skips the suite",
       ),
     workspace: workspaceSchema.optional(),
+    environment: environmentSchema.optional(),
+    resources: resourcesSchema.optional(),
     scorers: z.array(scorerSchema).optional().describe("Appended to every test's scorers"),
     tests: z.array(testEntrySchema),
   })

@@ -25,6 +25,18 @@ const commandLike = {
   run: stringOrArgv.describe("Runs in the workspace. {WORKSPACE} and {EVAL_DIR} are replaced"),
   cwd: z.string().optional().describe("Folder inside the workspace to run in"),
   env_passthrough: envNames.optional(),
+  network: z
+    .boolean()
+    .optional()
+    .describe(
+      "Let the command (and the agent's code it runs) reach the network where scorers run under bubblewrap (default false)",
+    ),
+  read_only: z
+    .array(z.string().min(1))
+    .optional()
+    .describe(
+      "More folders the command may read where scorers run under bubblewrap, relative to the eval file (the eval file's folder, PATH and the system's are shown already)",
+    ),
 };
 
 export const commandScorerSchema = z
@@ -71,13 +83,16 @@ export const testsScorerSchema = z
     report: z
       .string()
       .min(1)
+      .optional()
       .describe(
-        "The JUnit XML or CTRF JSON report(s) the command writes: a path or glob relative to cwd (default: the workspace); removed before the command runs",
+        "Without it (recommended), the command writes its report to {REPORT_FILE} (or $EVALGATE_REPORT_FILE; its folder {REPORT_DIR}): a fresh path outside the workspace per grading. With it: the JUnit XML, CTRF JSON or TAP report(s) the command writes in the workspace, a path or glob relative to cwd, removed before the command runs",
       ),
     report_format: z
-      .enum(["junit", "ctrf"])
+      .enum(["junit", "ctrf", "tap"])
       .optional()
-      .describe("junit (XML) or ctrf (CTRF JSON); default: detected from each report's content"),
+      .describe(
+        "junit (XML), ctrf (CTRF JSON) or tap (TAP: tape, node --test --test-reporter=tap, mocha --reporter tap); default: detected from each report's content",
+      ),
     fail_to_pass: z
       .array(z.string().min(1))
       .optional()
@@ -87,7 +102,9 @@ export const testsScorerSchema = z
       .optional()
       .describe("Tests that must not fail (a missing one counts as failing)"),
   })
-  .describe("Runs a test command and grades its JUnit XML report; without lists, every test must pass");
+  .describe(
+    "Runs a test command and grades its JUnit XML, CTRF or TAP report; without lists, every test must pass",
+  );
 
 export const AST_GREP_LANGUAGES = [
   "typescript",

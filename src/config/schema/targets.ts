@@ -2,6 +2,7 @@
  * `targets:`: the agents under test.
  */
 import { z } from "zod";
+import { networkSchema } from "./environment.js";
 import { duration, envNames, slug, stringOrArgv } from "./values.js";
 
 export const PROVIDERS = ["command", "claude-code", "codex", "gemini-cli", "reference", "noop"] as const;
@@ -55,11 +56,10 @@ export const targetSchema = z
         z.enum(["auto", "none", "bwrap"]),
         z.strictObject({
           type: z.enum(["auto", "none", "bwrap"]),
-          network: z
-            .boolean()
+          network: networkSchema
             .optional()
             .describe(
-              "Let the agent reach the network (auto: default true; bwrap: default false, no network at all)",
+              "What the agent may reach: true, false, or { allow: [host[:port], …] } (auto: default true; bwrap: default false, no network at all; an allow-list needs an environment)",
             ),
           read_only: z
             .array(z.string().min(1))

@@ -55,6 +55,12 @@ export const seedSchema = z
     git: gitSeedSchema.optional(),
     archive: archiveSeedSchema.optional(),
     empty: z.literal(true).optional().describe("Start from an empty repository"),
+    exclude: z
+      .array(z.string().min(1))
+      .optional()
+      .describe(
+        "With path: files or folders of the seed folder (relative to it) left out of the copy, such as the folder of the eval files: the agent never sees them",
+      ),
   })
   .describe("Where the workspace comes from: exactly one of path, git, archive, empty");
 
@@ -67,6 +73,12 @@ export const setupSchema = z.strictObject({
     .optional()
     .describe("Agent setup: given to the agent with the task; part of the diff"),
   env_passthrough: envNames.optional(),
+  network: z
+    .boolean()
+    .optional()
+    .describe(
+      "Whether the setup command may reach the network where it runs under bubblewrap (default true: it installs dependencies)",
+    ),
 });
 
 export const verifierSchema = z

@@ -103,7 +103,7 @@ export async function runMode(
       {
         ...options,
         projectRoot,
-        // The token is never given to a process, but one may find it (README: The agent's environment).
+        // The token is never given to a process, but one may find it (docs/isolation.md, "The agent's environment").
         ...(inputs.token ? { redact: [inputs.token] } : {}),
         // Under pull_request_target the checkout, not the event, says what is evaluated.
         ...(ctx.sha && ctx.eventName !== "pull_request_target" ? { gitSha: ctx.sha } : {}),

@@ -1,0 +1,155 @@
+/**
+ * What an agent in a container may reach, by its target's `sandbox.network`:
+ *
+ *   false            `--network none`: a loopback interface and nothing else
+ *   true             the engine's default network (the runner's network, the internet)
+ *   { allow: [...] } an *internal* network (no route off the machine) whose one way out is evalgate's
+ *                    allow-list proxy (proxy.ts), reached at the network's gateway address through
+ *                    HTTP_PROXY / HTTPS_PROXY; the proxy serves the network's addresses only
+ *
+ * The internal network is made once per run and removed at its end (or by the next run's sweep).
+ * The gateway is the host itself, so a service on the runner that listens on every address would be
+ * reachable there too; where evalgate runs as root with iptables, a firewall rule on the network's
+ * interface lets through only the proxies' ports and DNS (docs/decisions/0211).
+ */
+import net from "node:net";
+import { execa } from "execa";
+import { findProgram } from "../sandbox/commands.js";
+import { ownedName } from "./cleanup.js";
+import { type Engine, engineExec, firstLine } from "./engine.js";
+import { type AllowListProxy, startAllowListProxy } from "./proxy.js";
+import type { AllowedHost } from "./types.js";
+
+export interface AllowNetwork {
+  name: string;
+  /** The host's address on the network: where containers reach the proxy. */
+  gateway: string;
+  /** `10.89.3.0/24`: the only addresses the proxy answers. */
+  subnet: string;
+  /** The host's interface on the network (podman1, br-…), when the engine said. */
+  iface?: string;
+  /** The iptables rules that close the host to the network but for the proxies (to delete at the end). */
+  firewall?: string[][];
+  /** Why there is no such rule: the host's services on all addresses are reachable from the network. */
+  firewallGap?: string;
+}
+
+/** The ports the allow-list proxies listen on: the firewall lets these through, nothing else. */
+export const PROXY_PORTS: readonly [number, number] = [41_000, 41_999];
+
+/** Whether an IPv4 address lies in `a.b.c.d/n`. */
+export function inSubnet(address: string, subnet: string): boolean {
+  const [base, bitsText] = subnet.split("/");
+  const bits = Number(bitsText);
+  const v4 = address.replace(/^::ffff:/, "");
+  if (!net.isIPv4(v4) || !base || !net.isIPv4(base) || !(bits >= 0 && bits <= 32)) return false;
+  const toInt = (ip: string) => ip.split(".").reduce((n, part) => (n << 8) + Number(part), 0) >>> 0;
+  const mask = bits === 0 ? 0 : (~0 << (32 - bits)) >>> 0;
+  return (toInt(v4) & mask) === (toInt(base) & mask);
+}
+
+type Addressing = { gateway: string; subnet: string; iface?: string };
+
+function gatewayOf(engine: Engine, text: string): Addressing | undefined {
+  try {
+    const [info] = JSON.parse(text) as Record<string, unknown>[];
+    if (engine.kind === "podman") {
+      const subnets = (info?.subnets ?? []) as { subnet?: string; gateway?: string }[];
+      const v4 = subnets.find((s) => s.gateway && net.isIPv4(s.gateway));
+      const iface = typeof info?.network_interface === "string" ? info.network_interface : undefined;
+      return v4?.gateway && v4.subnet
+        ? { gateway: v4.gateway, subnet: v4.subnet, ...(iface ? { iface } : {}) }
+        : undefined;
+    }
+    const ipam = (info?.IPAM ?? {}) as { Config?: { Subnet?: string; Gateway?: string }[] };
+    const v4 = (ipam.Config ?? []).find((c) => c.Gateway && net.isIPv4(c.Gateway));
+    const options = (info?.Options ?? {}) as Record<string, string>;
+    const id = typeof info?.Id === "string" ? info.Id : "";
+    const iface = options["com.docker.network.bridge.name"] ?? (id ? `br-${id.slice(0, 12)}` : undefined);
+    return v4?.Gateway && v4.Subnet
+      ? { gateway: v4.Gateway, subnet: v4.Subnet, ...(iface ? { iface } : {}) }
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Closes the host to the network's interface except for the proxies' ports and DNS. Returns the
+ * rules added (to delete at the end), or why none could be.
+ */
+async function closeHost(iface: string | undefined): Promise<string[][] | string> {
+  if (!iface) return "the engine did not name the network's interface";
+  if (process.getuid?.() !== 0) return "evalgate does not run as root";
+  const iptables =
+    findProgram("iptables", process.env.PATH ?? "") ?? findProgram("iptables", "/usr/sbin:/sbin");
+  if (!iptables) return "iptables is not installed";
+  const [from, to] = PROXY_PORTS;
+  // Inserted at the top in reverse: the accepts end up above the reject.
+  const rules = [
+    ["-i", iface, "-j", "REJECT"],
+    ["-i", iface, "-p", "tcp", "--dport", `${from}:${to}`, "-j", "ACCEPT"],
+    ["-i", iface, "-p", "udp", "--dport", "53", "-j", "ACCEPT"],
+    ["-i", iface, "-p", "tcp", "--dport", "53", "-j", "ACCEPT"],
+  ];
+  const added: string[][] = [];
+  for (const rule of rules) {
+    const r = await execa(iptables, ["-w", "-I", "INPUT", ...rule], { reject: false, timeout: 30_000 });
+    if (r.exitCode !== 0) {
+      await openHost(added);
+      return `iptables refused a rule: ${String(r.stderr).split("\n")[0]}`;
+    }
+    added.push(rule);
+  }
+  return added;
+}
+
+async function openHost(rules: readonly string[][]): Promise<void> {
+  const iptables =
+    findProgram("iptables", process.env.PATH ?? "") ?? findProgram("iptables", "/usr/sbin:/sbin");
+  if (!iptables) return;
+  for (const rule of rules)
+    await execa(iptables, ["-w", "-D", "INPUT", ...rule], { reject: false, timeout: 30_000 });
+}
+
+/** Makes the run's internal network; a string says why it cannot be made. */
+export async function createAllowNetwork(engine: Engine): Promise<AllowNetwork | string> {
+  const name = ownedName("allow");
+  const made = await engineExec(engine, ["network", "create", "--internal", name], { timeoutMs: 60_000 });
+  if (made.exitCode !== 0)
+    return `cannot make an internal network for network allow-lists: ${firstLine(made)}`;
+  const r = await engineExec(engine, ["network", "inspect", name], { timeoutMs: 60_000 });
+  const g = r.exitCode === 0 ? gatewayOf(engine, r.stdout) : undefined;
+  if (!g) {
+    await engineExec(engine, ["network", "rm", "-f", name], { timeoutMs: 60_000 });
+    return `the internal network ${name} has no IPv4 gateway address for the allow-list proxy`;
+  }
+  const network: AllowNetwork = { name, ...g };
+  const closed = await closeHost(g.iface);
+  if (typeof closed === "string") network.firewallGap = closed;
+  else network.firewall = closed;
+  return network;
+}
+
+export async function removeAllowNetwork(engine: Engine, network: AllowNetwork): Promise<void> {
+  await engineExec(engine, ["network", "rm", "-f", network.name], { timeoutMs: 60_000 });
+  if (network.firewall) await openHost(network.firewall);
+}
+
+/**
+ * A proxy for one container on the allow network. It listens on every address of the host (the
+ * network's bridge may come up only with its first container, so its gateway address cannot be
+ * bound before) and refuses every connection that does not come from the network's subnet.
+ */
+export async function proxyFor(
+  network: AllowNetwork,
+  allow: readonly AllowedHost[],
+): Promise<AllowListProxy> {
+  const proxy = await startAllowListProxy(
+    allow,
+    "0.0.0.0",
+    (remote) => inSubnet(remote, network.subnet),
+    PROXY_PORTS,
+  );
+  return { ...proxy, url: `http://${network.gateway}:${proxy.port}` };
+}

@@ -1,0 +1,78 @@
+/**
+ * Container images for the environment tests, made offline: a busybox root filesystem imported
+ * (`podman import`), and images built from it by Containerfiles. The engine keeps them across test
+ * runs under a tag that is a hash of what they are made of.
+ *
+ * Tests that need an engine skip with a message where none can run containers, unless
+ * EVALGATE_REQUIRE_CONTAINERS=1 (set by .ci/run): then the missing engine fails the run instead.
+ */
+import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { type Engine, engineExec, firstLine, probeEngine } from "../../src/environment/engine.js";
+import { tempDir } from "../helpers.js";
+
+const BUSYBOX = ["/bin/busybox", "/usr/bin/busybox"].find((p) => {
+  try {
+    readFileSync(p);
+    return true;
+  } catch {
+    return false;
+  }
+});
+
+/** The engine, or why the container tests cannot run here. */
+export async function testEngine(): Promise<{ engine?: Engine; why?: string }> {
+  const engine = await probeEngine();
+  let why = typeof engine === "string" ? engine : undefined;
+  if (!why && !BUSYBOX) why = "busybox-static is not installed (apt-get install busybox-static)";
+  if (why && process.env.EVALGATE_REQUIRE_CONTAINERS === "1") {
+    throw new Error(`EVALGATE_REQUIRE_CONTAINERS=1 but the container tests cannot run: ${why}`);
+  }
+  if (why) {
+    console.warn(`skipping the container tests: ${why}`);
+    return { why };
+  }
+  return { engine: engine as Engine };
+}
+
+async function exists(engine: Engine, ref: string): Promise<boolean> {
+  return (await engineExec(engine, ["image", "inspect", ref])).exitCode === 0;
+}
+
+/** A busybox image: every applet linked in /bin, root's passwd entry, /tmp. */
+export async function busyboxImage(engine: Engine): Promise<string> {
+  const binary = readFileSync(BUSYBOX!);
+  const hash = createHash("sha256").update(binary).update("rootfs-v2").digest("hex").slice(0, 12);
+  const ref = `localhost/evalgate-test/busybox:${hash}`;
+  if (await exists(engine, ref)) return ref;
+  const root = tempDir("evalgate-rootfs-");
+  for (const d of ["bin", "etc", "tmp", "root", "usr/local/bin", "workspace"]) {
+    mkdirSync(path.join(root, d), { recursive: true });
+  }
+  chmodSync(path.join(root, "tmp"), 0o1777);
+  writeFileSync(path.join(root, "bin", "busybox"), binary, { mode: 0o755 });
+  const applets = execFileSync(BUSYBOX!, ["--list"], { encoding: "utf8" }).split("\n").filter(Boolean);
+  for (const a of applets) if (a !== "busybox") symlinkSync("busybox", path.join(root, "bin", a));
+  writeFileSync(path.join(root, "etc", "passwd"), "root:x:0:0:root:/root:/bin/sh\n");
+  writeFileSync(path.join(root, "etc", "group"), "root:x:0:\n");
+  const tar = path.join(path.dirname(root), `${path.basename(root)}.tar`);
+  execFileSync("tar", ["-C", root, "-cf", tar, "."]);
+  const r = await engineExec(engine, ["import", "--change", "ENV PATH=/usr/local/bin:/bin", tar, ref]);
+  if (r.exitCode !== 0) throw new Error(`cannot import the busybox image: ${firstLine(r)}`);
+  return ref;
+}
+
+/**
+ * A build context whose Containerfile adds `exam-tool` (a program the host does not have) to the
+ * busybox image and sets WORKDIR /app.
+ */
+export function toolContext(base: string, dir = tempDir("evalgate-ctx-")): string {
+  writeFileSync(
+    path.join(dir, "Containerfile"),
+    `FROM ${base}\nCOPY exam-tool /usr/local/bin/exam-tool\nRUN chmod 755 /usr/local/bin/exam-tool\nWORKDIR /app\n`,
+  );
+  writeFileSync(path.join(dir, "exam-tool"), '#!/bin/sh\necho "exam-tool ran: $*"\n');
+  return dir;
+}
