@@ -155,6 +155,8 @@ interface RootOutcome {
   failing: string[];
   passing: string[];
   warnings: string[];
+  /** Inconclusive cases: listed first among the warnings (a reviewer must know noise from evidence first). */
+  inconclusive: string[];
 }
 
 /** Budget: a spent budget, or the cases' cost and tokens over it, fails the root. */
@@ -234,11 +236,16 @@ function verdictRule(
     (x) => x.decision.evidence === "inconclusive" && x.decision.verdict !== "error",
   )) {
     const more = c.decision.settleAttempts
-      ? `; about ${c.decision.settleAttempts} more attempts would likely settle it`
+      ? `; a run of about ${c.decision.settleAttempts} attempts (--repeat ${c.decision.settleAttempts}) would likely settle it`
       : "";
-    const text = `${caseLabel(c)}: inconclusive: ${c.decision.counts.passed} of ${c.decision.counts.counted} attempts passed, the verdict follows the point estimate (${c.decision.verdict})${more}`;
-    if (onInconclusive === "warn") o.warnings.push(text);
+    const text = `${caseLabel(c)}: inconclusive: ${c.decision.counts.passed} of ${c.decision.counts.counted} attempts passed, the verdict follows the point estimate (${c.decision.verdict}): too few attempts to tell the rate from noise${more}`;
+    if (onInconclusive === "warn") o.inconclusive.push(text);
   }
+  // One attempt cannot tell an agent's bad luck from a failure: say so where a single attempt failed.
+  if (gating.some((c) => c.decision.verdict === "fail" && c.decision.counts.counted === 1))
+    o.inconclusive.push(
+      `${root.name}: a case failed on its only attempt: one attempt cannot tell an agent's bad luck from a real failure; use repeat: {min: 3, max: 10}`,
+    );
   if (gating.length === 0) return;
   const passed = gating.filter((c) => verdictOf(c) === "pass").length;
   const rate = passed / gating.length;
@@ -265,7 +272,7 @@ export function decideRun(
   cases: readonly GateCase[],
   budgetStops: ReadonlyMap<string, string> = new Map(),
 ): RunGate {
-  const o: RootOutcome = { failing: [], passing: [], warnings: [] };
+  const o: RootOutcome = { failing: [], passing: [], warnings: [], inconclusive: [] };
   for (const root of roots) {
     const mine = cases.filter((c) => c.rootEvalPath === root.evalPath);
     if (mine.length === 0) continue;
@@ -286,7 +293,8 @@ export function decideRun(
         `${root.name}: no case gates by its verdict (none is admitted by its history); a significant drop still blocks`,
       );
   }
+  const warnings = [...o.inconclusive, ...o.warnings];
   return o.failing.length > 0
-    ? { verdict: "fail", reasons: o.failing, warnings: o.warnings }
-    : { verdict: "pass", reasons: o.passing, warnings: o.warnings };
+    ? { verdict: "fail", reasons: o.failing, warnings }
+    : { verdict: "pass", reasons: o.passing, warnings };
 }

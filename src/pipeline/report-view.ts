@@ -207,6 +207,7 @@ function caseOf(row: Json, summary: Json | null): CaseView {
     flaky: bool(row.flaky),
     reason: text(row.reason),
     evidence: oneOf(row.evidence, ["decided", "inconclusive"] as const, "decided"),
+    settleAttempts: num(row.settle_attempts),
     attempts: {
       planned: numOr0(a.planned),
       counted: numOr0(a.counted),

@@ -18,6 +18,7 @@ import {
   countsLine,
   driftLine,
   headline,
+  nextStep,
   noBaseline,
   targetTable,
 } from "./comment-head.js";
@@ -140,6 +141,7 @@ const OMITTED_TEXT: [kind: string, phrase: (n: number) => string][] = [
   ["protectedRows", (n) => `${plural(n, "row")} of regressed, flaky or errored cases`],
   ["reasons", (n) => plural(n, "gate reason")],
   ["warnings", (n) => plural(n, "warning")],
+  ["nextStep", () => "the next step"],
   ["targets", (n) => plural(n, "target row")],
   ["context", () => "the run line"],
   ["bot", (n) => plural(n, "note") + " of the evalgate bot"],
@@ -215,6 +217,7 @@ export function renderComment(view: ReportView, options: CommentOptions): string
     ...examPieces(view, ctx.multiSuite),
     targetTable(ctx),
     ...gatePieces(ctx),
+    nextStep(ctx),
     caseTable(ctx, review),
     ...extrasPieces(ctx),
     ...detailed.map((c) => caseDetails(c, ctx.multiSuite)),

@@ -232,6 +232,8 @@ export interface CaseView {
   reason: string;
   /** Whether the attempts settled the verdict (older bundles: decided). */
   evidence?: "decided" | "inconclusive";
+  /** For an inconclusive case: the attempts a fresh run would likely need to settle it (null: unknown). */
+  settleAttempts?: number | null;
   attempts: AttemptCounts;
   successRate: number | null;
   wilson95: [number, number] | null;
