@@ -91,3 +91,60 @@ describe("the base branch's history as the baseline", () => {
     expect(r.stderr).toContain("--baseline: empty is not an evalgate bundle: it has no summary.json");
   });
 });
+
+/**
+ * An agent that succeeds at a rate, through the real CLI: a counter over all its attempts (kept
+ * beside the eval file, concurrency 1) makes the sequence reproducible. `good`: fails every 10th
+ * attempt (0.9); `dropped`: passes every 3rd (0.33).
+ */
+function rateSuite(): string {
+  const dir = tempDir();
+  writeFiles(dir, {
+    "app/answer.txt": "wrong\n",
+    "agent.sh": `#!/bin/sh
+n=$(($(cat "${dir}/counter") + 1)); echo $n > "${dir}/counter"
+case "$(cat "${dir}/mode")" in
+  good) [ $((n % 10)) -ne 0 ] && echo right > answer.txt ;;
+  dropped) [ $((n % 3)) -eq 0 ] && echo right > answer.txt ;;
+esac
+exit 0
+`,
+    counter: "0",
+    mode: "good",
+    "a.eval.yaml": `name: rate
+targets: [{ name: bot, provider: command, command: ["./agent.sh"] }]
+repeat: { min: 3, max: 10 }
+concurrency: 1
+gate: { policy: attempt_success_rate_at_least, min_rate: 0.5, regressions: fail }
+workspace: { seed: { path: app } }
+tests:
+  - { id: answer, instruction: "write right", verify_repeats: 0, scorers: [{ type: file, path: answer.txt, contains: right }] }
+`,
+  });
+  sh("chmod +x agent.sh", dir);
+  return dir;
+}
+
+describe("a base history of a 0.9 agent, then unchanged and dropped heads (the verdicts the simulator predicts)", () => {
+  const dir = rateSuite();
+  for (const i of [1, 2, 3, 4, 5]) runCli(["run", "--out", `base/r${i}`], dir);
+
+  it("an unchanged head passes: no drop against the pooled history", () => {
+    const head = runCli(["run", "--out", "same", "--baseline", "base"], dir);
+    expect(head.code).toBe(0);
+    const row = readJsonl<Row>(path.join(dir, "same/index.jsonl"))[0]!;
+    expect(row.change!.base_runs).toBe(5);
+    expect(row.change!.base_attempts!.counted).toBe(15);
+  });
+
+  it("a head dropped to 0.33 is blocked and named a regression", () => {
+    writeFiles(dir, { mode: "dropped" });
+    const head = runCli(["run", "--out", "dropped", "--baseline", "base"], dir);
+    expect(head.code).toBe(1);
+    expect(head.stdout).toMatch(
+      /rate\/answer on bot: regressed: \d+ of \d+ attempts passed \(base \d+ of 15/,
+    );
+    const row = readJsonl<Row>(path.join(dir, "dropped/index.jsonl"))[0]!;
+    expect(row.change!.p_value).toBeLessThan(0.05);
+  });
+});
