@@ -87,11 +87,18 @@ export interface VerifierSpec {
   to: string;
 }
 
+/** `protected` (the default): checked after the agent and put back; `writable`: the agent's to change. */
+export type GuardMode = "protected" | "writable";
+
 /** What the scorers see besides the agent's work: protected paths and hidden verifiers. */
 export interface ScoringGuards {
   /** Globs relative to the workspace, restored from the start tree before scoring. */
   protected: string[];
   verifiers: VerifierSpec[];
+  /** The trees setup built (what the start tree ignores): absent means protected. */
+  setupTrees?: GuardMode;
+  /** Test configuration files (package.json scripts, conftest.py, ...): absent means protected. */
+  testConfig?: GuardMode;
 }
 
 export interface WorkspaceSpec extends ScoringGuards {

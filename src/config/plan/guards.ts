@@ -59,7 +59,13 @@ export function resolveGuards(ctx: PlanContext, def: WorkspaceSource, over: Work
     if (toProblem) continue;
     verifiers.push({ from, to: path.posix.normalize(v.to.replaceAll("\\", "/")).replace(/\/+$/, "") });
   }
-  return { protected: [...globs], verifiers };
+  const guards: ScoringGuards = { protected: [...globs], verifiers };
+  // A test's setting replaces the file's; absent everywhere: protected.
+  const setupTrees = over.input?.setup_trees ?? def.input?.setup_trees;
+  const testConfig = over.input?.test_config ?? def.input?.test_config;
+  if (setupTrees) guards.setupTrees = setupTrees;
+  if (testConfig) guards.testConfig = testConfig;
+  return guards;
 }
 
 /** Names a folder seed leaves out at any depth (workspace/archive.ts SKIPPED_SEED_FOLDERS). */
