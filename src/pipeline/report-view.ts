@@ -25,6 +25,7 @@ import {
   caseExamOf,
   changeOf,
   examOf,
+  gapsOf,
   historyOf,
   type Json,
   list,
@@ -396,11 +397,4 @@ export async function loadReportView(
     { dir: bundle.dir, summary: bundle.summary, cases: bundle.rows.map((row) => ({ row })) },
     options,
   );
-}
-
-/** summary.json `isolation.gaps`, read item by item (a merged shard's bundle is untrusted input). */
-function gapsOf(value: unknown): { gaps?: string[] } {
-  if (!Array.isArray(value)) return {};
-  const gaps = value.filter((g): g is string => typeof g === "string").slice(0, 20);
-  return gaps.length > 0 ? { gaps } : {};
 }

@@ -224,3 +224,10 @@ export function examOf(x: unknown): ExamView | null {
     removed: numOr0(e.removed),
   };
 }
+
+/** summary.json `isolation.gaps`, read item by item (a merged shard's bundle is untrusted input). */
+export function gapsOf(value: unknown): { gaps?: string[] } {
+  if (!Array.isArray(value)) return {};
+  const gaps = value.filter((g): g is string => typeof g === "string").slice(0, 20);
+  return gaps.length > 0 ? { gaps } : {};
+}
