@@ -126,10 +126,15 @@ name: starter
 targets:
 ${targetYaml(agent)}
 
-repeat: 1
+# Agents are not deterministic: 3 attempts per test, up to 10 for a test whose result is still
+# unclear. A test passes when its success rate is at least 0.5, decided with a stated error of 5 %;
+# against main's history a significant drop blocks the merge (docs/gate.md: the figures, measured).
+repeat: { min: 3, max: 10 }
 
 gate:
-  policy: all_attempts_successful
+  policy: attempt_success_rate_at_least
+  min_rate: 0.5
+  regressions: fail # a significant drop against main's recent runs blocks the merge
 
 workspace:
   # Every attempt starts from a fresh copy of this repository, without .git, .evalgate and the

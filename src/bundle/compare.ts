@@ -1,9 +1,17 @@
 /** Comparing two bundles case by case (the `compare` command). */
-import { type ChangeKind, type ComparedCase, compareCase, type RunComparison } from "../gate/compare.js";
+import { looksOf } from "../gate/adaptive.js";
+import { pathOf } from "../gate/case.js";
+import {
+  type ChangeKind,
+  type ComparedCase,
+  compareCase,
+  type RunComparison,
+  type SideCounts,
+} from "../gate/compare.js";
 import { type GateCase, sortRegressions } from "../gate/run.js";
 import { type Bundle, rowKey } from "./read.js";
 import { isProposed, rootsOf } from "./summary.js";
-import { type WireComparison, type WireIdentity, type WireIndexRow, wireChange } from "./wire.js";
+import type { WireComparison, WireIdentity, WireIndexRow } from "./wire.js";
 
 export const COMPARE_SCHEMA = "evalgate.compare/v1";
 
@@ -37,6 +45,25 @@ export interface BundleComparison {
 export const sideOfRow = (r: WireIndexRow | undefined) =>
   r && { verdict: r.verdict, counted: r.attempts.counted, passed: r.attempts.passed, flaky: r.flaky };
 
+/** A head row as a side with its path over its schedule's looks (the drop test's). */
+export function headSideOfRow(r: WireIndexRow | undefined): SideCounts | undefined {
+  if (!r) return undefined;
+  const finals = new Map<number, WireIndexRow["runs"][number]>();
+  for (const t of r.runs) {
+    const prev = finals.get(t.attempt);
+    if (!prev || t.retry > prev.retry) finals.set(t.attempt, t);
+  }
+  const outcomes = [...finals.values()]
+    .sort((a, b) => a.attempt - b.attempt)
+    .filter((t) => t.status === "passed" || t.status === "failed")
+    .map((t) => ({ passed: t.status === "passed", passRate: t.status === "passed" ? 1 : 0 }));
+  const n = r.attempts.counted;
+  const looks = r.repeat ? looksOf(r.repeat) : [n];
+  // A row whose runs do not add up to its counts (never written so) is compared on its totals.
+  const path = outcomes.length === n && n > 0 ? { path: pathOf(looks, outcomes) } : {};
+  return { ...sideOfRow(r)!, ...path };
+}
+
 export function compareBundles(base: Bundle, head: Bundle): RunComparison {
   const baseRows = new Map(base.rows.map((r) => [rowKey(r), r]));
   const headRows = new Map(head.rows.map((r) => [rowKey(r), r]));
@@ -47,7 +74,7 @@ export function compareBundles(base: Bundle, head: Bundle): RunComparison {
     const b = baseRows.get(k);
     const h = headRows.get(k);
     const row = (h ?? b)!;
-    const c = compareCase(sideOfRow(b), sideOfRow(h));
+    const c = compareCase(sideOfRow(b), headSideOfRow(h));
     const rule = rules.get(h?.root_eval_path ?? row.eval_path) ?? "fail";
     return {
       evalPath: row.eval_path,
@@ -130,27 +157,23 @@ function countedRegressions(head: Bundle, baseRows: ReadonlyMap<string, WireInde
         counts: { ...r.attempts, timedOut: r.attempts.timed_out },
         reason: r.reason,
       },
-      change: compareCase(sideOfRow(baseRows.get(rowKey(r))), sideOfRow(r)),
+      change: compareCase(sideOfRow(baseRows.get(rowKey(r))), headSideOfRow(r)),
     }));
     for (const c of sortRegressions(root, cases).confirmed) out.add((c as GateCase & { key: string }).key);
   }
   return out;
 }
 
-/** Sets each row's `change` against the baseline's rows (merging shards against a baseline). */
-export function applyBaseline(rows: WireIndexRow[], baseline: Bundle): void {
-  const baseRows = new Map(baseline.rows.map((r) => [rowKey(r), r]));
-  for (const r of rows) r.change = wireChange(compareCase(sideOfRow(baseRows.get(rowKey(r))), sideOfRow(r)));
-}
-
 /**
- * The summary's comparison block from rows whose `change` is set. Removed cases are the baseline's
- * cases of the same eval files that this run does not have; a filtered run reports none.
+ * The summary's comparison block from rows whose `change` is set, against the newest of `runs` base
+ * bundles. Removed cases are the baseline's cases of the same eval files that this run does not
+ * have; a filtered run reports none.
  */
 export function comparisonSummary(
   baseline: Bundle,
   rows: readonly WireIndexRow[],
   filtered: boolean,
+  runs = 1,
 ): WireComparison {
   const count = (k: string) => rows.filter((r) => r.change?.change === k).length;
   const here = new Set(rows.map(rowKey));
@@ -175,5 +198,6 @@ export function comparisonSummary(
       base_verdict: r.verdict,
     })),
     targets: baseline.summary.targets,
+    ...(runs > 1 ? { baseline_runs: runs } : {}),
   };
 }

@@ -4,11 +4,32 @@
  * (gate/run.ts). The verdicts the shards' index rows claim are not what the merged gate trusts.
  */
 import type { CaseGate } from "../config/types.js";
+import { CaseSchedule } from "../gate/adaptive.js";
+import { admissionOf } from "../gate/admission.js";
 import { type CaseDecision, decideCase, type TryOutcome } from "../gate/case.js";
 import { type CaseChange, compareCase } from "../gate/compare.js";
+import { type CaseHistory, pooledSide } from "../gate/history.js";
 import type { GateCase } from "../gate/run.js";
-import { sideOfRow } from "./compare.js";
-import { usageTotalsOf, type WireCaseSummary, type WireChange, type WireIndexRow } from "./wire.js";
+import {
+  admissionOfWire,
+  usageTotalsOf,
+  type WireCaseSummary,
+  type WireChange,
+  type WireIndexRow,
+} from "./wire.js";
+
+const gateOf = (summary: WireCaseSummary): CaseGate => ({
+  policy: summary.policy.name,
+  onError: summary.policy.on_error,
+  retries: 0,
+  ...(summary.policy.threshold !== null ? { threshold: summary.policy.threshold } : {}),
+});
+
+const plannedOf = (summary: WireCaseSummary) =>
+  Math.max(summary.attempts.planned, ...summary.runs.map((t) => t.attempt));
+
+const rangeOf = (summary: WireCaseSummary) =>
+  summary.repeat ?? { min: plannedOf(summary), max: plannedOf(summary) };
 
 /** The case's verdict, decided again from its tries. */
 export function decisionOf(summary: WireCaseSummary): CaseDecision {
@@ -20,14 +41,23 @@ export function decisionOf(summary: WireCaseSummary): CaseDecision {
     failureStage: r.failure_stage ?? undefined,
     grading: r.score === null && r.pass_rate === null ? undefined : { score: r.score, passRate: r.pass_rate },
   }));
-  const gate: CaseGate = {
-    policy: summary.policy.name,
-    onError: summary.policy.on_error,
-    retries: 0,
-    ...(summary.policy.threshold !== null ? { threshold: summary.policy.threshold } : {}),
-  };
-  const planned = Math.max(summary.attempts.planned, ...tries.map((t) => t.attempt));
-  return decideCase(tries, planned, gate);
+  const gate = gateOf(summary);
+  // A shard compares nothing: its cases got more attempts for their rate alone.
+  const schedule = new CaseSchedule({ gate, range: rangeOf(summary), verdictGates: true });
+  return decideCase(tries, plannedOf(summary), gate, schedule);
+}
+
+/** A case's change against its history (the pooled base side), or `new` when it has none. */
+export function changeAgainst(history: CaseHistory, decision: CaseDecision): CaseChange {
+  const change = compareCase(pooledSide(history), {
+    verdict: decision.verdict,
+    counted: decision.counts.counted,
+    passed: decision.counts.passed,
+    ...(decision.path ? { path: decision.path } : {}),
+  });
+  if (history.runs.length > 1) change.baseRuns = history.runs.length;
+  if (history.keyChanged) change.keyChanged = true;
+  return change;
 }
 
 export function changeOf(w: WireChange | null): CaseChange | null {
@@ -40,36 +70,36 @@ export function changeOf(w: WireChange | null): CaseChange | null {
         pValue: w.p_value,
         significant: w.significant,
         baseFlaky: w.base_flaky ?? null,
+        ...(w.base_runs !== undefined ? { baseRuns: w.base_runs } : {}),
+        ...(w.key_changed ? { keyChanged: true } : {}),
       }
     : null;
 }
 
 /**
- * A merged case as the gate weighs it: decided from its tries, compared with the baseline's row
- * when the merge has one (else the shard's own comparison), its usage as the shard summed it.
+ * A merged case as the gate weighs it: decided from its tries, compared with its base runs when
+ * the merge has a base (else the shard's own comparison), its usage as the shard summed it.
  */
 export function mergedGateCase(
   row: WireIndexRow,
   summary: WireCaseSummary,
-  base: WireIndexRow | undefined,
-  compared: boolean,
+  history?: CaseHistory,
+  onInconclusive: "pass" | "warn" | "fail" = "warn",
 ): GateCase {
   const decision = decisionOf(summary);
   // The shard's redacted sentence, when its verdict is the one decided here.
   if (decision.verdict === row.verdict) decision.reason = row.reason;
-  const change = compared
-    ? compareCase(sideOfRow(base), {
-        verdict: decision.verdict,
-        counted: decision.counts.counted,
-        passed: decision.counts.passed,
-      })
-    : changeOf(row.change);
+  const change = history ? changeAgainst(history, decision) : changeOf(row.change);
+  const admission = history
+    ? admissionOf(history, gateOf(summary), rangeOf(summary), onInconclusive)
+    : admissionOfWire(row.admission);
   return {
     identity: { evalPath: row.eval_path, testId: row.test_id, target: row.target },
     rootEvalPath: row.root_eval_path,
     suite: row.suite,
     decision,
     change,
+    ...(admission ? { admission } : {}),
     usage: usageTotalsOf(summary.usage),
   };
 }

@@ -11,18 +11,28 @@ import { decideRun } from "../gate/run.js";
 import { isWithin } from "../paths.js";
 import { ISOLATION_LEVELS, type IsolationLevel, weakerLevel } from "../sandbox/isolation.js";
 import { openRows } from "../sandbox/threat-model.js";
-import { applyBaseline, comparisonSummary } from "./compare.js";
+import { comparisonSummary } from "./compare.js";
+import type { BaseHistory } from "./history.js";
 import { mergedGateCase } from "./merge-decide.js";
 import { type Bundle, BundleError, confinedPath, readBundle, readCaseSummary, rowKey } from "./read.js";
-import { baselineForSuites } from "./suites.js";
+import { historyForSuites } from "./suites.js";
 import { buildSummary, examCounted, isProposed, rootsOf } from "./summary.js";
-import type { WireCaseSummary, WireEval, WireIndexRow, WireIsolation, WireSummary } from "./wire.js";
+import {
+  type WireCaseSummary,
+  type WireEval,
+  type WireIndexRow,
+  type WireIsolation,
+  type WireSummary,
+  wireAdmission,
+  wireChange,
+} from "./wire.js";
 import { checkNewBundleFolder, writeJson } from "./write.js";
 
 export interface MergeOptions {
   bundles: string[];
   out: string;
-  baseline?: Bundle;
+  /** The base runs to compare the merged cases with (the pooled baseline). */
+  history?: BaseHistory;
   runId: string;
   version: string;
   /** How the edge that asked for the merge spells `out` and `shard`, for its messages. */
@@ -110,9 +120,7 @@ export async function mergeShards(opts: MergeOptions): Promise<{
   rows.sort((a, b) => (rowKey(a) < rowKey(b) ? -1 : rowKey(a) > rowKey(b) ? 1 : 0));
   // A baseline of other suites is not compared; one of some of the same is, over those.
   const suites = [...new Set(shards.flatMap((b) => b.summary.evals.map((e) => e.eval_path)))];
-  const fitted = opts.baseline ? baselineForSuites(opts.baseline, suites) : undefined;
-  const baseline = fitted?.bundle;
-  if (baseline) applyBaseline(rows, baseline);
+  const fitted = opts.history ? historyForSuites(opts.history, suites) : undefined;
 
   const evalsByPath = new Map<string, WireEval>();
   for (const b of shards)
@@ -129,11 +137,23 @@ export async function mergeShards(opts: MergeOptions): Promise<{
   const started = Math.min(...shards.map((b) => Date.parse(b.summary.run.started_at)));
   const finished = Math.max(...shards.map((b) => Date.parse(b.summary.run.finished_at)));
   // Decided as a run decides: each case from its tries, then the run gate over every case.
-  const baseRows = baseline && new Map(baseline.rows.map((r) => [rowKey(r), r]));
+  const history = fitted?.history;
   const caseSummaries = await Promise.all(rows.map((r) => readCaseSummary(owner.get(rowKey(r))!, r)));
+  const onInconclusive = new Map(evals.map((e) => [e.eval_path, e.on_inconclusive ?? "warn"] as const));
   const cases = rows.map((r, i) =>
-    mergedGateCase(r, caseSummaries[i]!, baseRows?.get(rowKey(r)), Boolean(baseRows)),
+    mergedGateCase(
+      r,
+      caseSummaries[i]!,
+      history?.of(rowKey(r), r.history_key ?? null),
+      onInconclusive.get(r.root_eval_path),
+    ),
   );
+  // Against a base, each row's change and admission are the merge's, over the case's history.
+  if (history)
+    rows.forEach((r, i) => {
+      r.change = wireChange(cases[i]!.change!);
+      if (cases[i]!.admission) r.admission = wireAdmission(cases[i]!.admission!);
+    });
   // Proposed cases (new in the pull request, docs/exam.md) ran and are reported, but never gate;
   // nor do quarantined ones.
   const exclude = opts.gateExclude;
@@ -167,8 +187,8 @@ export async function mergeShards(opts: MergeOptions): Promise<{
     rows,
     gate,
     budgetStops,
-    baseline
-      ? comparisonSummary(baseline, rows, false)
+    history?.newest
+      ? comparisonSummary(history.newest, rows, false, history.bundles.length)
       : hadComparison
         ? mergedComparison(shards, rows)
         : null,

@@ -4,6 +4,7 @@
  * honest over the suites both ran. A baseline that shares no suite with the run is not a baseline of
  * it at all (decision 0202).
  */
+import { BaseHistory } from "./history.js";
 import type { Bundle } from "./read.js";
 import { targetRollups } from "./summary.js";
 
@@ -65,4 +66,19 @@ export function baselineForSuites(
     fit.baseOnly.length ? `the baseline's ${listed(fit.baseOnly)} did not run here` : "",
   ].filter(Boolean);
   return { bundle, note: `compared over the suites both ran: ${parts.join("; ")}` };
+}
+
+/**
+ * The base history as this run can use it: each base run limited to the suites it shares with the
+ * run (as {@link baselineForSuites}); runs that share none are left out. The note is the newest
+ * run's, the one the totals are compared with.
+ */
+export function historyForSuites(
+  history: BaseHistory,
+  runSuites: readonly string[],
+): { history?: BaseHistory; note?: string } {
+  const fitted = history.bundles.map((b) => baselineForSuites(b, runSuites));
+  const kept = fitted.flatMap((f) => (f.bundle ? [f.bundle] : []));
+  const note = fitted[0]?.note;
+  return { ...(kept.length > 0 ? { history: new BaseHistory(kept) } : {}), ...(note ? { note } : {}) };
 }

@@ -12,6 +12,9 @@
 import { z } from "zod";
 import type { GatePolicy, OnError } from "../config/types.js";
 import type { FailureKind } from "../run/types.js";
+import { admissionSchema, changeSchema, historyRunSchema } from "./wire-history-schema.js";
+
+export { admissionSchema, changeSchema, historyRunSchema };
 
 export const SUMMARY_SCHEMA = "evalgate.summary/v1";
 export const CASE_SCHEMA = "evalgate.case/v1";
@@ -70,17 +73,6 @@ export const usageTotalsSchema = z.looseObject({
   /** The agent CLI versions and models the attempts reported (distinct, sorted; absent in older bundles). */
   agent_versions: texts.optional(),
   models: texts.optional(),
-});
-
-export const changeSchema = z.looseObject({
-  change: z.enum(["regressed", "improved", "unchanged", "new", "removed"]),
-  base_verdict: verdict.nullable(),
-  base_attempts: z.looseObject({ counted: count, passed: count }).nullable(),
-  success_rate_delta: z.number().nullable(),
-  p_value: z.number().nullable(),
-  significant: z.boolean(),
-  /** The baseline's case was flaky (absent in older bundles). */
-  base_flaky: z.boolean().nullable().optional(),
 });
 
 export const countsSchema = z.looseObject({
@@ -158,8 +150,17 @@ export const indexRowSchema = z.looseObject({
   reason: z.string(),
   /** Whether the attempts settled the verdict (absent in older bundles: decided). */
   evidence: evidence.optional(),
-  /** For an inconclusive case: about how many more attempts would settle it, if known. */
+  /** For an inconclusive case: the attempts a fresh run would likely need to settle it, if known. */
   settle_attempts: count.nullable().optional(),
+  /**
+   * What makes the case's attempts comparable across runs (its exam and agent, hashed:
+   * config/fingerprint.ts); base runs with another key are another history. Absent in older bundles.
+   */
+  history_key: z.string().optional(),
+  /** The schedule the attempts followed: adaptive {min, max}, or null for a fixed repeat. */
+  repeat: z.looseObject({ min: count, max: count }).nullable().optional(),
+  /** Whether its verdict gates (absent in older bundles: it did). */
+  admission: admissionSchema.optional(),
   attempts: countsSchema,
   attempt_success_rate: rate,
   mean_score: z.number().nullable(),
@@ -250,14 +251,33 @@ export const caseSummarySchema = z.looseObject({
   settle_attempts: count.nullable().optional(),
   /** Adaptive attempts: the range the case was given (absent: a fixed repeat). */
   repeat: z.looseObject({ min: count, max: count }).nullable().optional(),
+  history_key: z.string().optional(),
+  admission: admissionSchema.optional(),
+  /**
+   * The base runs the case was compared with, newest first (the pooled baseline; absent without a
+   * baseline and in older bundles).
+   */
+  history: z.array(historyRunSchema).optional(),
   attempts: countsSchema,
   stats: z.looseObject({
     attempt_success_rate: rate,
     wilson_95: z.tuple([z.number(), z.number()]).nullable(),
     mean_score: z.number().nullable(),
     mean_pass_rate: z.number().nullable(),
+    /** Unbiased under the stopping rule: k = 1..counted with a fixed repeat, 1..min with adaptive attempts. */
     pass_at_k: z.record(z.string(), z.number()),
     pass_hat_k: z.record(z.string(), z.number()),
+    /**
+     * The success rate without the stopping rule's bias (gate/estimate.ts): fixed (passed/counted),
+     * rao_blackwell (adaptive attempts), first_attempts (the first min, when errors left the
+     * attempts between two looks). Absent in older bundles.
+     */
+    estimate: z
+      .looseObject({
+        success_rate: rate,
+        method: z.enum(["fixed", "rao_blackwell", "first_attempts"]),
+      })
+      .optional(),
   }),
   usage: usageTotalsSchema.nullable(),
   runs: z.array(runRefSchema),
@@ -282,6 +302,8 @@ export const comparisonSchema = z.looseObject({
   removed_cases: z.array(z.looseObject({ ...identity, suite: z.string(), base_verdict: z.string() })),
   /** The baseline's per-target rollups, for per-target deltas (absent in older bundles). */
   targets: z.array(targetRollupSchema).optional(),
+  /** Base runs (bundles) pooled: the newest is baseline_run_id (absent in older bundles: one). */
+  baseline_runs: count.optional(),
 });
 
 export const evalSchema = z.looseObject({

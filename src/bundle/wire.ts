@@ -6,10 +6,12 @@
 
 import type { z } from "zod";
 import type { CaseSpec } from "../config/types.js";
+import type { Admission } from "../gate/admission.js";
 import type { CaseDecision } from "../gate/case.js";
 import type { CaseChange } from "../gate/compare.js";
 import type { UsageTotals } from "../run/usage.js";
 import type {
+  admissionSchema,
   caseSummarySchema,
   changeSchema,
   comparisonSchema,
@@ -56,6 +58,34 @@ export function wireChange(c: CaseChange): WireChange {
     p_value: c.pValue,
     significant: c.significant,
     base_flaky: c.baseFlaky ?? null,
+    ...(c.baseRuns !== undefined ? { base_runs: c.baseRuns } : {}),
+    ...(c.keyChanged ? { key_changed: true } : {}),
+  };
+}
+
+export type WireAdmission = z.infer<typeof admissionSchema>;
+
+export function wireAdmission(a: Admission): WireAdmission {
+  return {
+    state: a.state,
+    runs: a.runs,
+    rate: a.rate,
+    lower_bound: a.lowerBound,
+    fail_chance: a.failChance,
+    ...(a.demoted ? { demoted: true } : {}),
+  };
+}
+
+/** A row's admission back in memory (a merge re-decides the gate from rows). */
+export function admissionOfWire(w: WireAdmission | undefined): Admission | undefined {
+  if (!w) return undefined;
+  return {
+    state: w.state,
+    runs: w.runs,
+    rate: w.rate,
+    lowerBound: w.lower_bound,
+    failChance: w.fail_chance,
+    ...(w.demoted ? { demoted: true } : {}),
   };
 }
 

@@ -5,8 +5,10 @@ import path from "node:path";
 import type { OptionNaming } from "../config/options.js";
 import type { CaseSpec, Identity } from "../config/types.js";
 import { UsageError } from "../errors.js";
+import type { Admission } from "../gate/admission.js";
 import type { CaseDecision } from "../gate/case.js";
 import type { CaseChange } from "../gate/compare.js";
+import type { CaseHistory } from "../gate/history.js";
 import type { AttemptResult } from "../run/types.js";
 import { totalsOfAttempts } from "../run/usage.js";
 import { NO_REDACTION, type Redactor } from "../sandbox/redact.js";
@@ -16,6 +18,7 @@ import {
   type WireIndexRow,
   type WireRunRef,
   type WireSummary,
+  wireAdmission,
   wireChange,
   wireCounts,
   wireIdentity,
@@ -68,6 +71,12 @@ export interface FinishedCase {
   tries: AttemptResult[];
   decision: CaseDecision;
   change: CaseChange | null;
+  /** What makes the case's attempts comparable across runs (config/fingerprint.ts). */
+  historyKey?: string;
+  /** The base runs it was compared with (the pooled baseline), when there was a base. */
+  history?: CaseHistory;
+  /** Whether its verdict gates: admitted by its history, reported, or unproven (gate/admission.ts). */
+  admission?: Admission;
 }
 
 /**
@@ -280,6 +289,20 @@ export class BundleWriter {
           evidence: d.evidence ?? "decided",
           settle_attempts: d.settleAttempts ?? null,
           repeat: c.spec.repeatMax ? { min: c.spec.repeat, max: c.spec.repeatMax } : null,
+          ...(c.historyKey ? { history_key: c.historyKey } : {}),
+          ...(c.admission ? { admission: wireAdmission(c.admission) } : {}),
+          ...(c.history
+            ? {
+                history: c.history.runs.map((r) => ({
+                  run_id: r.runId,
+                  git_sha: r.gitSha,
+                  started_at: r.startedAt,
+                  verdict: r.verdict,
+                  counted: r.counted,
+                  passed: r.passed,
+                })),
+              }
+            : {}),
           attempts: wireCounts(d),
           stats: {
             attempt_success_rate: d.stats.attemptSuccessRate,
@@ -288,6 +311,14 @@ export class BundleWriter {
             mean_pass_rate: d.stats.meanPassRate,
             pass_at_k: Object.fromEntries(d.stats.passAtK.map((v, i) => [String(i + 1), v])),
             pass_hat_k: Object.fromEntries(d.stats.passHatK.map((v, i) => [String(i + 1), v])),
+            ...(d.stats.estimate
+              ? {
+                  estimate: {
+                    success_rate: d.stats.estimate.successRate,
+                    method: d.stats.estimate.method,
+                  },
+                }
+              : {}),
           },
           usage,
           runs,
@@ -313,6 +344,9 @@ export class BundleWriter {
             reason: d.reason,
             evidence: d.evidence ?? "decided",
             settle_attempts: d.settleAttempts ?? null,
+            ...(c.historyKey ? { history_key: c.historyKey } : {}),
+            repeat: c.spec.repeatMax ? { min: c.spec.repeat, max: c.spec.repeatMax } : null,
+            ...(c.admission ? { admission: wireAdmission(c.admission) } : {}),
             attempts: wireCounts(d),
             attempt_success_rate: d.stats.attemptSuccessRate,
             mean_score: d.stats.meanScore,

@@ -1,5 +1,6 @@
 /** `evalgate merge`: the shard bundles of one run → one bundle, and the gate decided over all cases. */
 import path from "node:path";
+import { BaseHistory, readBaselines } from "../bundle/history.js";
 import { bundleErrorAsUsage } from "../bundle/read.js";
 import { EXIT } from "../errors.js";
 import { mergeBundles } from "../pipeline/merge.js";
@@ -10,19 +11,21 @@ import { renderCaseTable, renderRunFooter } from "../report/table.js";
 import { VERSION } from "../version.js";
 import { repositoryRoot } from "../workspace/git.js";
 import { CLI_NAMING } from "./args.js";
-import { type CommandIO, readBundleArg } from "./io.js";
+import type { CommandIO } from "./io.js";
 import { cliQuarantine, type QuarantineFlag } from "./quarantine.js";
 
 export interface MergeFlags {
   out: string;
-  baseline?: string;
+  baseline?: string[];
   json?: boolean;
   quarantine?: QuarantineFlag;
 }
 
 export async function mergeCommand(bundles: string[], o: MergeFlags, io: CommandIO): Promise<number> {
   const { cwd, stdout } = io;
-  const baseline = o.baseline ? await readBundleArg(o.baseline, cwd) : undefined;
+  const history = o.baseline?.length
+    ? new BaseHistory(await readBaselines(o.baseline, cwd, "--baseline"))
+    : undefined;
   const quarantine = await cliQuarantine(o.quarantine, cwd, await repositoryRoot(cwd));
   const out = path.resolve(cwd, o.out);
   const merged = await bundleErrorAsUsage(
@@ -32,7 +35,7 @@ export async function mergeCommand(bundles: string[], o: MergeFlags, io: Command
       runId: newRunId(),
       version: VERSION,
       naming: CLI_NAMING,
-      ...(baseline ? { baseline } : {}),
+      ...(history ? { history } : {}),
       ...(quarantine ? { gateExclude: gateExcludeOf(quarantine) } : {}),
     }),
   );

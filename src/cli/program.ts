@@ -10,6 +10,7 @@ import { parseConcurrency, parsePositiveInt, parseRepeat, parseShard, splitList 
 import { INIT_AGENTS } from "../init.js";
 import { VERSION } from "../version.js";
 import type { CompareFlags } from "./compare.js";
+import type { HistoryFlags } from "./history.js";
 import type { ImportFlags } from "./import.js";
 import type { InitFlags } from "./init.js";
 import type { CommandIO } from "./io.js";
@@ -27,6 +28,11 @@ function flag<T>(parse: (value: string, name: string) => T, name: string) {
       throw new InvalidArgumentError((error as Error).message);
     }
   };
+}
+
+/** A repeatable flag of paths (kept whole: a path may hold a comma). */
+function collectPaths(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
 }
 
 /** A repeatable flag whose each value may also be a comma-separated list. */
@@ -72,7 +78,11 @@ export function cliProgram(io: CommandIO, exit: (status: number) => void): Comma
     )
     .option("--keep-workspaces", "keep each attempt's workspace for inspection")
     .option("--json", "print summary.json on stdout instead of the progress and table")
-    .option("--baseline <dir>", "compare with a baseline bundle (the base branch's run)")
+    .option(
+      "--baseline <dir>",
+      "compare with the base branch's runs: a bundle, or a folder of bundles (repeatable: pooled into each case's history)",
+      collectPaths,
+    )
     .option(
       "--shard <i/n>",
       "run shard I of N (merge the shards' bundles with evalgate merge)",
@@ -174,6 +184,19 @@ export function cliProgram(io: CommandIO, exit: (status: number) => void): Comma
     );
 
   program
+    .command("history")
+    .description(
+      "each case's success rate over the base branch's runs: the history a run pools as its baseline",
+    )
+    .argument("<bundles...>", "bundles of the base branch's runs, or folders holding several")
+    .option("--test <glob>", "only tests whose id (or suite/id) matches (repeatable)", collect)
+    .option("--target <name>", "only this target (repeatable, or comma-separated)", collect)
+    .option("--json", "print the history as JSON (schema evalgate.history/v1)")
+    .action(async (bundles: string[], o: HistoryFlags) =>
+      exit(await (await import("./history.js")).historyCommand(bundles, o, io)),
+    );
+
+  program
     .command("report")
     .description(
       "render a bundle: the PR comment (markdown), report.html (html), junit.xml (junit) or summary.json with its rows (json)",
@@ -196,7 +219,11 @@ export function cliProgram(io: CommandIO, exit: (status: number) => void): Comma
     )
     .argument("<bundles...>", "the shard bundle folders")
     .requiredOption("--out <dir>", "the merged bundle folder (new or empty)")
-    .option("--baseline <dir>", "compare the merged cases with a baseline bundle")
+    .option(
+      "--baseline <dir>",
+      "compare the merged cases with the base branch's runs: a bundle or a folder of bundles (repeatable)",
+      collectPaths,
+    )
     .option("--json", "print the merged summary.json on stdout")
     .option(
       "--quarantine <file>",

@@ -26,7 +26,7 @@ export interface RunFlags {
   workDir?: string;
   keepWorkspaces?: boolean;
   json?: boolean;
-  baseline?: string;
+  baseline?: string[];
   shard?: RunOptions["shard"];
   examFrom?: string;
   quarantine?: QuarantineFlag;
@@ -71,7 +71,7 @@ async function runWith(
     out: o.out,
     workDir: o.workDir,
     keepWorkspaces: Boolean(o.keepWorkspaces),
-    baseline: o.baseline,
+    baselines: o.baseline ?? [],
     shard: o.shard,
     naming: CLI_NAMING,
   };

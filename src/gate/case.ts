@@ -4,8 +4,10 @@
  */
 import type { CaseGate, OnError } from "../config/types.js";
 import type { AttemptResult, FailureKind } from "../run/types.js";
-import { attemptsToSettle, type Evidence, policyState } from "./adaptive.js";
-import { mean, passAtK, passHatK, wilsonInterval } from "./stats.js";
+import { attemptsToSettle, CaseSchedule, type Counted, type Evidence, policyState } from "./adaptive.js";
+import type { HeadPath } from "./compare.js";
+import { type EstimateMethod, unbiasedEstimates } from "./estimate.js";
+import { mean, wilsonInterval } from "./stats.js";
 
 export type { OnError };
 export type Verdict = "pass" | "fail" | "error";
@@ -34,13 +36,19 @@ export interface CaseCounts {
 }
 
 export interface CaseStats {
+  /** passed / counted, as the attempts came out (adaptive attempts bias it: see `estimate`). */
   attemptSuccessRate: number | null;
   wilson95: [number, number] | null;
   meanScore: number | null;
   meanPassRate: number | null;
-  /** passAtK[k-1] for k = 1..counted. */
+  /**
+   * passAtK[k-1]: unbiased under the stopping rule (gate/estimate.ts), for k = 1..counted with a
+   * fixed repeat, k = 1..min with adaptive attempts.
+   */
   passAtK: number[];
   passHatK: number[];
+  /** The success rate estimated without the stopping rule's bias, and how. */
+  estimate?: { successRate: number | null; method: EstimateMethod };
 }
 
 export interface CaseDecision {
@@ -56,8 +64,10 @@ export interface CaseDecision {
    * verdict follows the point estimate. Absent in bundles written before it existed.
    */
   evidence?: Evidence;
-  /** For an inconclusive rate: how many more attempts would likely settle it, if known. */
+  /** For an inconclusive rate: the attempts a fresh run would likely need to settle it, if known. */
   settleAttempts?: number | null;
+  /** The successes at each look of the schedule its counted attempts reached (the drop test's path). */
+  path?: HeadPath;
 }
 
 /**
@@ -132,9 +142,16 @@ const POLICY_NEEDS: Record<CaseGate["policy"], (t?: number) => string> = {
 
 /**
  * Decides a case. `tries` holds every try (retries included); the verdict is decided on the last
- * try of each attempt, filtered by the gate's on_error rule.
+ * try of each attempt, filtered by the gate's on_error rule. `schedule` is the rule its attempts
+ * were given by (default: a fixed repeat of `planned`): the rate is decided at its looks, and the
+ * estimates replay its stopping rule.
  */
-export function decideCase(tries: readonly TryOutcome[], planned: number, gate: CaseGate): CaseDecision {
+export function decideCase(
+  tries: readonly TryOutcome[],
+  planned: number,
+  gate: CaseGate,
+  schedule: CaseSchedule = fixedSchedule(gate, planned),
+): CaseDecision {
   const onError = gate.onError;
   const finals = lastTries(tries);
   const cancelled = finals.filter(isCancelled).length;
@@ -155,13 +172,24 @@ export function decideCase(tries: readonly TryOutcome[], planned: number, gate: 
   const n = quality.length;
   const scores = quality.map((a) => a.grading?.score).filter((s): s is number => typeof s === "number");
   const passRates = quality.map((a) => a.grading?.passRate).filter((s): s is number => typeof s === "number");
+  const outcomes: Counted[] = quality.map((a) => ({
+    passed: a.status === "passed",
+    passRate: a.grading?.passRate ?? (a.status === "passed" ? 1 : 0),
+  }));
+  const estimates = unbiasedEstimates(
+    outcomes.map((o) => o.passed),
+    schedule.looks,
+    // The rule reads the successes alone unless the policy measures pass rates.
+    gate.policy === "mean_pass_rate_at_least" ? undefined : (k, s) => schedule.continuesAt(k, s, s),
+  );
   const stats: CaseStats = {
     attemptSuccessRate: n > 0 ? passed / n : null,
     wilson95: wilsonInterval(passed, n),
     meanScore: mean(scores),
     meanPassRate: mean(passRates),
-    passAtK: Array.from({ length: n }, (_, i) => passAtK(n, passed, i + 1)),
-    passHatK: Array.from({ length: n }, (_, i) => passHatK(n, passed, i + 1)),
+    passAtK: estimates.passAtK,
+    passHatK: estimates.passHatK,
+    estimate: { successRate: estimates.successRate, method: estimates.method },
   };
   const { classification, flaky } = classify(finals);
   const tally = `${passed} of ${n} attempt${n === 1 ? "" : "s"} passed`;
@@ -227,9 +255,8 @@ export function decideCase(tries: readonly TryOutcome[], planned: number, gate: 
       ok = (stats.meanPassRate ?? 0) + eps >= (gate.threshold ?? 1);
       break;
   }
-  const tallied = { counted: n, passed, passRateSum: passRates.reduce((a, b) => a + b, 0) };
-  const evidence: Evidence = policyState(gate, tallied) === "open" ? "inconclusive" : "decided";
-  const settle = evidence === "inconclusive" ? attemptsToSettle(gate, tallied) : null;
+  const evidence: Evidence = policyState(schedule, outcomes) === "open" ? "inconclusive" : "decided";
+  const settle = evidence === "inconclusive" ? attemptsToSettle(gate, outcomes) : null;
   const detail =
     gate.policy === "mean_pass_rate_at_least"
       ? `${tally}, mean pass rate ${percent(stats.meanPassRate ?? 0)}`
@@ -238,7 +265,34 @@ export function decideCase(tries: readonly TryOutcome[], planned: number, gate: 
     ...decide(ok ? "pass" : "fail", `${detail}${excludedNote}${ok ? "" : `, ${needs}`}`),
     evidence,
     settleAttempts: settle,
+    path: pathOf(schedule.looks, outcomes),
   };
+}
+
+/** The successes at each look the counted attempts reached. */
+export function pathOf(looks: readonly number[], outcomes: readonly Counted[]): HeadPath {
+  // One look: at the end, whatever errors left of the planned attempts.
+  if (looks.length === 1)
+    return outcomes.length
+      ? { looks: [outcomes.length], passes: [outcomes.filter((o) => o.passed).length] }
+      : { looks, passes: [] };
+  const passes: number[] = [];
+  let s = 0;
+  let k = 0;
+  outcomes.forEach((o, i) => {
+    if (o.passed) s++;
+    if (i + 1 === looks[k]) {
+      passes.push(s);
+      k++;
+    }
+  });
+  return { looks, passes };
+}
+
+/** A fixed repeat of `planned` attempts whose verdict gates: one look, at the end. */
+export function fixedSchedule(gate: CaseGate, planned: number): CaseSchedule {
+  const n = Math.max(1, planned);
+  return new CaseSchedule({ gate, range: { min: n, max: n }, verdictGates: true });
 }
 
 /** The last try of each attempt number. */

@@ -4,7 +4,7 @@
  * sides, so an error never looks like an improvement or a regression).
  */
 import type { Verdict } from "./case.js";
-import { barnardOneSidedLower } from "./stats.js";
+import { barnardOneSidedLower, dropPValue } from "./drop.js";
 
 export type ChangeKind = "regressed" | "improved" | "unchanged" | "new" | "removed";
 
@@ -15,6 +15,16 @@ export interface SideCounts {
   passed: number;
   /** The side's case was flaky (absent: unknown). */
   flaky?: boolean;
+  /**
+   * The head's path: its schedule's looks and the successes at each look reached (absent: one look
+   * at the end). A drop is tested over these looks (gate/drop.ts).
+   */
+  path?: HeadPath;
+}
+
+export interface HeadPath {
+  looks: readonly number[];
+  passes: readonly number[];
 }
 
 export interface CaseChange {
@@ -23,12 +33,19 @@ export interface CaseChange {
   baseAttempts: { counted: number; passed: number } | null;
   /** Head success rate minus base success rate (counted attempts only). */
   successRateDelta: number | null;
-  /** One-sided Barnard exact p-value in the direction the rate moved (1 when it did not move). */
+  /**
+   * One-sided p-value in the direction the rate moved (1 when it did not move): a drop by Barnard's
+   * test over the head's looks (gate/drop.ts), an improvement by Barnard's test on the totals.
+   */
   pValue: number | null;
   /** p ≤ 0.05, uncorrected (the gate corrects for the number of cases compared: gate/run.ts). */
   significant: boolean;
   /** The baseline's case was flaky (null: not known, e.g. an older bundle). */
   baseFlaky?: boolean | null;
+  /** Base runs pooled into baseAttempts (absent: one). */
+  baseRuns?: number;
+  /** The base has the case but no run with the head's history key: its newest run was compared. */
+  keyChanged?: boolean;
 }
 
 /** One case of two runs compared (`evalgate compare`): base and head side by side. */
@@ -94,7 +111,9 @@ export function compareCase(base: SideCounts | undefined, head: SideCounts | und
     const headRate = head.passed / head.counted;
     successRateDelta = Math.round((headRate - baseRate) * 1e9) / 1e9;
     if (headRate < baseRate)
-      pValue = barnardOneSidedLower(base.passed, base.counted, head.passed, head.counted);
+      pValue = head.path
+        ? dropPValue(base, head.path.looks, head.path.passes)
+        : barnardOneSidedLower(base.passed, base.counted, head.passed, head.counted);
     else if (headRate > baseRate)
       pValue = barnardOneSidedLower(head.passed, head.counted, base.passed, base.counted);
     else pValue = 1;

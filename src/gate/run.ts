@@ -7,6 +7,7 @@
 import type { EvalRoot, Identity } from "../config/types.js";
 import { spendingOverrun, spentOf } from "../run/budget.js";
 import { sumTotals, type UsageTotals } from "../run/usage.js";
+import type { Admission } from "./admission.js";
 import type { CaseDecision } from "./case.js";
 import type { CaseChange } from "./compare.js";
 import { barnardOneSidedLower, holmSignificant } from "./stats.js";
@@ -29,6 +30,8 @@ export interface GateCase {
   change?: CaseChange | null;
   /** What the case's attempts used; checked against the eval file's cost and token budget. */
   usage?: UsageTotals | null;
+  /** Whether its verdict gates (absent: no history, it does). */
+  admission?: Admission | null;
 }
 
 export interface RunGate {
@@ -70,9 +73,11 @@ export interface RegressionSort {
 }
 
 /**
- * Sorts a root's verdict flips (pass → fail): with `evidence: significant` a flip counts only when
- * its drop is significant by Barnard's one-sided test after Holm's correction over every case
- * compared with the baseline; with `any` (and in bundles written before it existed) every flip.
+ * Sorts a root's regressions: with `evidence: significant`, every case whose drop is significant
+ * by Barnard's one-sided test (over the head's looks) after Holm's correction over every case
+ * compared with the base; with `any` (and in bundles written before it existed) every verdict
+ * flip (pass → fail) but those of a case flaky on both sides whose drop is not significant.
+ * Flips not counted are possible regressions (or known flaky).
  */
 export function sortRegressions(root: EvalRoot, mine: readonly GateCase[]): RegressionSort {
   const alpha = root.regressionAlpha ?? 0.05;
@@ -83,13 +88,19 @@ export function sortRegressions(root: EvalRoot, mine: readonly GateCase[]): Regr
     if (flags[i]) significant.add(c);
   });
   const flips = mine.filter((c) => c.change?.change === "regressed");
-  const known = flips.filter(knownFlaky);
-  const rest = flips.filter((c) => !knownFlaky(c));
   const any = (root.regressionEvidence ?? "any") === "any";
+  // With evidence: significant, a regression is a significant drop, flipped or not (the verdict of
+  // a case its history does not admit does not gate); with any, every flip. A significant drop is
+  // a regression whatever the case's flakiness: "known flaky" only excuses a flip the test could
+  // not tell from noise.
+  const confirmed = any
+    ? flips.filter((c) => significant.has(c) || !knownFlaky(c))
+    : compared.filter((c) => significant.has(c));
+  const rest = flips.filter((c) => !confirmed.includes(c));
   return {
-    confirmed: rest.filter((c) => any || significant.has(c)),
-    possible: rest.filter((c) => !any && !significant.has(c)),
-    knownFlaky: known,
+    confirmed,
+    possible: rest.filter((c) => !knownFlaky(c)),
+    knownFlaky: rest.filter(knownFlaky),
     compared: compared.length,
     alpha,
   };
@@ -131,7 +142,8 @@ export function undetectableWarning(
 function regressionText(c: GateCase, what = "regressed"): string {
   const base = c.change?.baseAttempts;
   const d = c.decision.counts;
-  const baseText = base ? `${base.passed} of ${base.counted}` : "?";
+  const runs = c.change?.baseRuns ?? 1;
+  const baseText = base ? `${base.passed} of ${base.counted}${runs > 1 ? ` over ${runs} runs` : ""}` : "?";
   const sig =
     c.change?.pValue !== null && c.change?.pValue !== undefined
       ? `, p = ${c.change.pValue.toFixed(3)}${c.change.significant || what !== "regressed" ? "" : ", not significant"}`
@@ -139,90 +151,150 @@ function regressionText(c: GateCase, what = "regressed"): string {
   return `${caseLabel(c)}: ${what}: ${d.passed} of ${d.counted} attempts passed (base ${baseText})${sig}`;
 }
 
+interface RootOutcome {
+  failing: string[];
+  passing: string[];
+  warnings: string[];
+  /** Inconclusive cases: listed first among the warnings (a reviewer must know noise from evidence first). */
+  inconclusive: string[];
+}
+
+/** Budget: a spent budget, or the cases' cost and tokens over it, fails the root. */
+function budgetRule(
+  root: EvalRoot,
+  mine: readonly GateCase[],
+  stop: string | undefined,
+  o: RootOutcome,
+): void {
+  if (stop) {
+    const cancelled = mine.reduce((a, c) => a + c.decision.counts.cancelled, 0);
+    o.failing.push(
+      `${root.name}: ${stop}; ${cancelled} attempt${cancelled === 1 ? " was" : "s were"} cancelled (gate.budget)`,
+    );
+    return;
+  }
+  const overrun = spendingOverrun(root.budget, spentOf(sumTotals(mine.map((c) => c.usage))));
+  if (overrun) o.failing.push(`${root.name}: ${overrun} (gate.budget)`);
+}
+
+/** Regressions per gate.regressions, and what a reviewer should see of the other drops and flips. */
+function regressionRule(root: EvalRoot, mine: readonly GateCase[], o: RootOutcome): GateCase[] {
+  const sorted = sortRegressions(root, mine);
+  const regressed = sorted.confirmed;
+  if (root.regressions === "fail") for (const c of regressed) o.failing.push(regressionText(c));
+  if (root.regressions === "warn")
+    for (const c of regressed) o.warnings.push(`${regressionText(c)} (gate.regressions: warn)`);
+  if (root.regressions === "ignore") return [];
+  for (const c of sorted.possible) {
+    o.warnings.push(
+      `${regressionText(c, "possible regression")}; not significant after Holm's correction over ${sorted.compared} case${sorted.compared === 1 ? "" : "s"} (α = ${sorted.alpha})`,
+    );
+  }
+  for (const c of sorted.knownFlaky) {
+    o.warnings.push(
+      `${caseLabel(c)}: known flaky: flaky on the baseline and here, not counted as a regression`,
+    );
+  }
+  for (const c of mine.filter((x) => x.decision.flaky && x.change?.baseFlaky === false)) {
+    o.warnings.push(`${caseLabel(c)}: newly flaky: stable on the baseline, flaky here`);
+  }
+  const undetectable = undetectableWarning(root, mine, sorted);
+  if (undetectable) o.warnings.push(undetectable);
+  return root.regressions === "fail" ? regressed : [];
+}
+
+/** Cases whose history does not admit them: reported, not gating by their verdict (decision 0197). */
+function admissionNotes(mine: readonly GateCase[], o: RootOutcome): void {
+  for (const c of mine) {
+    const a = c.admission;
+    if (a?.state !== "reported") continue;
+    const base = `its base history (${a.runs} runs, ${percent(a.rate ?? 0)})`;
+    if (a.demoted)
+      o.warnings.push(
+        `${caseLabel(c)}: demoted: ${base} no longer admits it, so its verdict does not gate (a significant drop still does)`,
+      );
+    else if (c.decision.verdict === "fail")
+      o.warnings.push(
+        `${caseLabel(c)}: not gating: ${c.decision.reason}; ${base} does not admit it (a significant drop still blocks)`,
+      );
+  }
+}
+
+/** The verdicts of the cases that gate by them: min_case_pass_rate and on_inconclusive. */
+function verdictRule(
+  root: EvalRoot,
+  gating: readonly GateCase[],
+  counted: ReadonlySet<GateCase>,
+  o: RootOutcome,
+): void {
+  const onInconclusive = root.onInconclusive ?? "warn";
+  const verdictOf = (c: GateCase) =>
+    c.decision.evidence === "inconclusive" && c.decision.verdict !== "error" && onInconclusive !== "warn"
+      ? onInconclusive
+      : c.decision.verdict;
+  for (const c of gating.filter(
+    (x) => x.decision.evidence === "inconclusive" && x.decision.verdict !== "error",
+  )) {
+    const more = c.decision.settleAttempts
+      ? `; a run of about ${c.decision.settleAttempts} attempts (--repeat ${c.decision.settleAttempts}) would likely settle it`
+      : "";
+    const text = `${caseLabel(c)}: inconclusive: ${c.decision.counts.passed} of ${c.decision.counts.counted} attempts passed, the verdict follows the point estimate (${c.decision.verdict}): too few attempts to tell the rate from noise${more}`;
+    if (onInconclusive === "warn") o.inconclusive.push(text);
+  }
+  // One attempt cannot tell an agent's bad luck from a failure: say so where a single attempt failed.
+  if (gating.some((c) => c.decision.verdict === "fail" && c.decision.counts.counted === 1))
+    o.inconclusive.push(
+      `${root.name}: a case failed on its only attempt: one attempt cannot tell an agent's bad luck from a real failure; use repeat: {min: 3, max: 10}`,
+    );
+  if (gating.length === 0) return;
+  const passed = gating.filter((c) => verdictOf(c) === "pass").length;
+  const rate = passed / gating.length;
+  const needed = root.minCasePassRate;
+  const summary = `${root.name}: ${passed} of ${gating.length} cases passed (${percent(rate)})`;
+  if (rate + 1e-9 < needed) {
+    if (needed >= 1) {
+      for (const c of gating.filter((x) => verdictOf(x) === "fail" && !counted.has(x))) {
+        const why = c.decision.verdict === "pass" ? " (inconclusive; gate.on_inconclusive: fail)" : "";
+        o.failing.push(`${caseLabel(c)}: ${c.decision.reason}${why}`);
+      }
+    } else {
+      o.failing.push(`${summary}; the gate needs at least ${percent(needed)} (gate.min_case_pass_rate)`);
+    }
+  } else if (needed < 1 && passed < gating.length) {
+    o.passing.push(`${summary}; the gate needs at least ${percent(needed)}`);
+  } else {
+    o.passing.push(summary);
+  }
+}
+
 export function decideRun(
   roots: readonly EvalRoot[],
   cases: readonly GateCase[],
   budgetStops: ReadonlyMap<string, string> = new Map(),
 ): RunGate {
-  const failing: string[] = [];
-  const passing: string[] = [];
-  const warnings: string[] = [];
+  const o: RootOutcome = { failing: [], passing: [], warnings: [], inconclusive: [] };
   for (const root of roots) {
     const mine = cases.filter((c) => c.rootEvalPath === root.evalPath);
     if (mine.length === 0) continue;
     const stop = budgetStops.get(root.evalPath);
-    if (stop) {
-      const cancelled = mine.reduce((a, c) => a + c.decision.counts.cancelled, 0);
-      failing.push(
-        `${root.name}: ${stop}; ${cancelled} attempt${cancelled === 1 ? " was" : "s were"} cancelled (gate.budget)`,
-      );
-    } else {
-      const overrun = spendingOverrun(root.budget, spentOf(sumTotals(mine.map((c) => c.usage))));
-      if (overrun) failing.push(`${root.name}: ${overrun} (gate.budget)`);
-    }
+    budgetRule(root, mine, stop, o);
+    // Errors are run-level trouble: they fail the gate whatever the case's admission.
     for (const c of mine) {
       if (c.decision.verdict === "error" && !(stop && c.decision.counts.cancelled > 0)) {
-        failing.push(`${caseLabel(c)}: ${c.decision.reason}`);
+        o.failing.push(`${caseLabel(c)}: ${c.decision.reason}`);
       }
     }
-    const sorted = sortRegressions(root, mine);
-    const regressed = sorted.confirmed;
-    if (root.regressions === "fail") for (const c of regressed) failing.push(regressionText(c));
-    if (root.regressions === "warn")
-      for (const c of regressed) warnings.push(`${regressionText(c)} (gate.regressions: warn)`);
-    if (root.regressions !== "ignore") {
-      for (const c of sorted.possible) {
-        warnings.push(
-          `${regressionText(c, "possible regression")}; not significant after Holm's correction over ${sorted.compared} case${sorted.compared === 1 ? "" : "s"} (α = ${sorted.alpha})`,
-        );
-      }
-      for (const c of sorted.knownFlaky) {
-        warnings.push(
-          `${caseLabel(c)}: known flaky: flaky on the baseline and here, not counted as a regression`,
-        );
-      }
-      for (const c of mine.filter((x) => x.decision.flaky && x.change?.baseFlaky === false)) {
-        warnings.push(`${caseLabel(c)}: newly flaky: stable on the baseline, flaky here`);
-      }
-      const undetectable = undetectableWarning(root, mine, sorted);
-      if (undetectable) warnings.push(undetectable);
-    }
-    const onInconclusive = root.onInconclusive ?? "warn";
-    const verdictOf = (c: GateCase) =>
-      c.decision.evidence === "inconclusive" && c.decision.verdict !== "error" && onInconclusive !== "warn"
-        ? onInconclusive
-        : c.decision.verdict;
-    for (const c of mine.filter(
-      (x) => x.decision.evidence === "inconclusive" && x.decision.verdict !== "error",
-    )) {
-      const more = c.decision.settleAttempts
-        ? `; about ${c.decision.settleAttempts} more attempts would likely settle it`
-        : "";
-      const text = `${caseLabel(c)}: inconclusive: ${c.decision.counts.passed} of ${c.decision.counts.counted} attempts passed, the verdict follows the point estimate (${c.decision.verdict})${more}`;
-      if (onInconclusive === "warn") warnings.push(text);
-    }
-
-    const passed = mine.filter((c) => verdictOf(c) === "pass").length;
-    const rate = passed / mine.length;
-    const needed = root.minCasePassRate;
-    const summary = `${root.name}: ${passed} of ${mine.length} cases passed (${percent(rate)})`;
-    if (rate + 1e-9 < needed) {
-      if (needed >= 1) {
-        const counted = new Set(root.regressions === "fail" ? regressed : []);
-        for (const c of mine.filter((x) => verdictOf(x) === "fail" && !counted.has(x))) {
-          const why = c.decision.verdict === "pass" ? " (inconclusive; gate.on_inconclusive: fail)" : "";
-          failing.push(`${caseLabel(c)}: ${c.decision.reason}${why}`);
-        }
-      } else {
-        failing.push(`${summary}; the gate needs at least ${percent(needed)} (gate.min_case_pass_rate)`);
-      }
-    } else if (needed < 1 && passed < mine.length) {
-      passing.push(`${summary}; the gate needs at least ${percent(needed)}`);
-    } else {
-      passing.push(summary);
-    }
+    const regressed = regressionRule(root, mine, o);
+    admissionNotes(mine, o);
+    const gating = mine.filter((c) => c.admission?.state !== "reported");
+    verdictRule(root, gating, new Set(regressed), o);
+    if (gating.length < mine.length && gating.length === 0)
+      o.passing.push(
+        `${root.name}: no case gates by its verdict (none is admitted by its history); a significant drop still blocks`,
+      );
   }
-  return failing.length > 0
-    ? { verdict: "fail", reasons: failing, warnings }
-    : { verdict: "pass", reasons: passing, warnings };
+  const warnings = [...o.inconclusive, ...o.warnings];
+  return o.failing.length > 0
+    ? { verdict: "fail", reasons: o.failing, warnings }
+    : { verdict: "pass", reasons: o.passing, warnings };
 }

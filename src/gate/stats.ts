@@ -90,77 +90,8 @@ export function mean(values: readonly number[]): number | null {
   return values.reduce((a, b) => a + b, 0) / values.length;
 }
 
-function binomialPmf(n: number, k: number, p: number): number {
-  if (p <= 0) return k === 0 ? 1 : 0;
-  if (p >= 1) return k === n ? 1 : 0;
-  return binomial(n, k) * p ** k * (1 - p) ** (n - k);
-}
-
-/** The pooled (score) statistic of Barnard's test: positive when the head's rate is lower. */
-function pooledDrop(baseOk: number, baseN: number, headOk: number, headN: number): number {
-  const pooled = (baseOk + headOk) / (baseN + headN);
-  const variance = pooled * (1 - pooled) * (1 / baseN + 1 / headN);
-  if (variance <= 0) return 0;
-  return (baseOk / baseN - headOk / headN) / Math.sqrt(variance);
-}
-
-const barnardCache = new Map<string, number>();
-
-/**
- * Barnard's unconditional exact test, one-sided, that the head's success rate is lower than the
- * base's (pooled score statistic, as scipy.stats.barnard_exact): the largest, over the common
- * success probability π, chance of a table at least as extreme as the one seen. More powerful than
- * Fisher's test at a few attempts a side (3/3 vs 0/3: 1/64 instead of 0.05). Exact for the small n
- * of attempts; the supremum is found on a grid refined around its best point.
- */
-export function barnardOneSidedLower(baseOk: number, baseN: number, headOk: number, headN: number): number {
-  if (baseN === 0 || headN === 0) return 1;
-  const key = `${baseOk}/${baseN}:${headOk}/${headN}`;
-  const cached = barnardCache.get(key);
-  if (cached !== undefined) return cached;
-  const observed = pooledDrop(baseOk, baseN, headOk, headN) - 1e-9;
-  // extreme[b] = the head counts h for which the table (b, h) is at least as extreme as the one seen.
-  const extreme: number[][] = [];
-  for (let b = 0; b <= baseN; b++) {
-    const hs: number[] = [];
-    for (let h = 0; h <= headN; h++) if (pooledDrop(b, baseN, h, headN) >= observed) hs.push(h);
-    extreme.push(hs);
-  }
-  const tail = (pi: number): number => {
-    let p = 0;
-    for (let b = 0; b <= baseN; b++) {
-      const hs = extreme[b]!;
-      if (hs.length === 0) continue;
-      let inner = 0;
-      for (const h of hs) inner += binomialPmf(headN, h, pi);
-      p += binomialPmf(baseN, b, pi) * inner;
-    }
-    return p;
-  };
-  const steps = 200;
-  let best = 0;
-  let bestAt = 0;
-  for (let i = 0; i <= steps; i++) {
-    const v = tail(i / steps);
-    if (v > best) {
-      best = v;
-      bestAt = i / steps;
-    }
-  }
-  // Golden-section search inside the grid cell around the best point.
-  let lo = Math.max(0, bestAt - 1 / steps);
-  let hi = Math.min(1, bestAt + 1 / steps);
-  const g = (Math.sqrt(5) - 1) / 2;
-  for (let i = 0; i < 40; i++) {
-    const a = hi - g * (hi - lo);
-    const c = lo + g * (hi - lo);
-    if (tail(a) > tail(c)) hi = c;
-    else lo = a;
-  }
-  const p = Math.min(1, Math.max(best, tail((lo + hi) / 2)));
-  barnardCache.set(key, p);
-  return p;
-}
+/** Barnard's one-sided exact test lives with the sequential drop test it is the one-look case of. */
+export { barnardOneSidedLower } from "./drop.js";
 
 /**
  * Holm's step-down correction: which of the p-values are significant at family-wise error rate
@@ -177,23 +108,4 @@ export function holmSignificant(pValues: readonly number[], alpha: number): bool
     out[i] = true;
   }
   return out;
-}
-
-const Z95_ONE_SIDED = 1.6448536269514722;
-
-/**
- * One-sided 95 % Wilson bounds of a success rate (`successes` may be fractional: a sum of pass
- * rates): the lower bound is exceeded by the true rate with 95 % confidence, and so is the upper
- * bound not. Together they form the 90 % two-sided interval; each decision made on one of them is
- * one-sided, so each errs at most 5 % of the time.
- */
-export function oneSidedBounds(successes: number, n: number): [number, number] | null {
-  if (n === 0) return null;
-  const p = successes / n;
-  const z = Z95_ONE_SIDED;
-  const z2 = z * z;
-  const denom = 1 + z2 / n;
-  const centre = (p + z2 / (2 * n)) / denom;
-  const half = (z * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n))) / denom;
-  return [clamp01(centre - half), clamp01(centre + half)];
 }

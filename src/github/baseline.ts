@@ -27,7 +27,10 @@ import type { ActionInputs } from "./inputs.js";
 
 /** A baseline to compare with, or why there is none; what was skipped on the way. */
 export interface Baseline {
+  /** The newest base run's bundle. */
   bundle?: Bundle;
+  /** Every base run found, newest first (pooled into each case's history); `bundle` is the first. */
+  bundles?: Bundle[];
   note?: string;
   /** The run whose bundle it is ("run 41 on main (abc1234)"), for the log and the comment. */
   used?: string;
@@ -62,15 +65,17 @@ export async function resolveBaseline(
     deps.logger.info(`no baseline: ${found.note}`);
     return { note: found.note, skipped: found.skipped };
   }
-  return { bundle: found.bundle, used: found.used, skipped: found.skipped };
+  return { bundle: found.bundle, bundles: found.bundles, used: found.used, skipped: found.skipped };
 }
 
 export type BaselineResult =
-  | { dir: string; bundle: Bundle; used: string; skipped: string[]; note?: undefined }
-  | { dir?: undefined; bundle?: undefined; note: string; skipped: string[] };
+  | { dir: string; bundle: Bundle; bundles: Bundle[]; used: string; skipped: string[]; note?: undefined }
+  | { dir?: undefined; bundle?: undefined; bundles?: undefined; note: string; skipped: string[] };
 
 /** How many of the base branch's newest successful runs are searched for a bundle artifact. */
 const RUNS_SEARCHED = 10;
+/** The newest base runs pooled into the history (their bundles, each from its own artifact). */
+export const BASELINE_RUNS = 10;
 
 /** Events whose runs evaluate the base branch's own commit (merge_group: the queue's, into it). */
 const BASE_EVENTS = new Set(["push", "schedule", "workflow_dispatch"]);
@@ -258,17 +263,20 @@ export async function fetchBaseline(
   logger: Logger,
   suites?: readonly string[],
 ): Promise<BaselineResult> {
+  // The newest good runs, pooled into each case's history (bundle/history.ts).
   const found = await baselineCandidates(client, ctx, artifactName, dest, {
-    want: 1,
+    want: BASELINE_RUNS,
     ...(suites ? { suites } : {}),
   });
   const skipped = found.skipped.map((x) => x.skip);
   const [best] = found.good;
   if (best) {
+    const older = found.good.length - 1;
     logger.info(
-      `baseline: artifact ${artifactName} of ${best.used}${skipped.length ? `; newer runs skipped: ${skipped.join("; ")}` : ""}`,
+      `baseline: artifact ${artifactName} of ${best.used}${older > 0 ? ` and ${older} older run${older > 1 ? "s" : ""} (the case's history)` : ""}${skipped.length ? `; runs skipped: ${skipped.join("; ")}` : ""}`,
     );
-    return { dir: best.dir, bundle: best.bundle, used: best.used, skipped };
+    const bundles = found.good.map((g) => g.bundle);
+    return { dir: best.dir, bundle: best.bundle, bundles, used: best.used, skipped };
   }
   if (found.note !== undefined) return { note: found.note, skipped };
   const kinds = new Set(found.skipped.map((x) => x.kind));

@@ -3,39 +3,56 @@
  * against the baseline, the scheduler's question for adaptive attempts, and the run gate. The
  * bundle records them; it is never read back to decide.
  */
-import { sideOfRow } from "../bundle/compare.js";
-import { rowKey } from "../bundle/read.js";
-import type { WireIndexRow } from "../bundle/wire.js";
+import type { BaseHistory } from "../bundle/history.js";
+import { changeAgainst } from "../bundle/merge-decide.js";
 import type { FinishedCase } from "../bundle/write.js";
-import { type CaseSpec, identityKey, type Plan } from "../config/types.js";
-import { attemptsWanted } from "../gate/adaptive.js";
-import { decideCase } from "../gate/case.js";
-import { compareCase } from "../gate/compare.js";
+import { type CaseSpec, type EvalRoot, identityKey, type Plan } from "../config/types.js";
+import { attemptsWanted, CaseSchedule, type Counted } from "../gate/adaptive.js";
+import { type Admission, admissionOf } from "../gate/admission.js";
+import { decideCase, lastTries } from "../gate/case.js";
+import { type CaseHistory, pooledSide } from "../gate/history.js";
 import { decideRun, type GateCase, type RunGate } from "../gate/run.js";
 import type { AttemptResult, CaseRun } from "../run/types.js";
 import { totalsOfAttempts } from "../run/usage.js";
 
-/** The baseline's cases by identity (index rows of the base branch's bundle). */
-export type BaseRows = ReadonlyMap<string, WireIndexRow>;
+/** Each case's base runs, when the run compares with a base: pooled by the case's history key. */
+export type BaseOf = (spec: CaseSpec) => CaseHistory;
 
-export function baseRowsOf(rows: readonly WireIndexRow[] | undefined): BaseRows {
-  return new Map((rows ?? []).map((r) => [rowKey(r), r]));
+/** The base runs of the plan's cases in `history`, each case's by its own history key. */
+export function baseOf(history: BaseHistory, keys: ReadonlyMap<string, string>): BaseOf {
+  const made = new Map<string, CaseHistory>();
+  return (spec) => {
+    let h = made.get(spec.key);
+    if (!h) {
+      h = history.of(identityKey(spec.identity), keys.get(spec.key) ?? null);
+      made.set(spec.key, h);
+    }
+    return h;
+  };
 }
 
-/** Each case's verdict from its tries, and its change against the baseline when there is one. */
-export function finishCases(runs: readonly CaseRun[], baseRows: BaseRows | undefined): FinishedCase[] {
+/** Each case's verdict from its tries, and its change against the base when there is one. */
+export function finishCases(
+  runs: readonly CaseRun[],
+  base: BaseOf | undefined,
+  schedules: Schedules = schedulesOf([], [], undefined),
+  keys: ReadonlyMap<string, string> = new Map(),
+): FinishedCase[] {
   return runs.map((r) => {
     const planned = Math.max(r.spec.repeat, ...r.tries.map((t) => t.attempt));
-    const decision = decideCase(r.tries, planned, r.spec.gate);
-    const base = baseRows?.get(identityKey(r.spec.identity));
-    const change = baseRows
-      ? compareCase(sideOfRow(base), {
-          verdict: decision.verdict,
-          counted: decision.counts.counted,
-          passed: decision.counts.passed,
-        })
-      : null;
-    return { spec: r.spec, tries: r.tries, decision, change };
+    const decision = decideCase(r.tries, planned, r.spec.gate, schedules(r.spec));
+    const history = base?.(r.spec);
+    const change = history ? changeAgainst(history, decision) : null;
+    const key = keys.get(r.spec.key);
+    return {
+      spec: r.spec,
+      tries: r.tries,
+      decision,
+      change,
+      admission: schedules.admission(r.spec),
+      ...(key ? { historyKey: key } : {}),
+      ...(history ? { history } : {}),
+    };
   });
 }
 
@@ -48,6 +65,7 @@ export function gateCaseOf(c: FinishedCase): GateCase {
     decision: c.decision,
     change: c.change,
     usage: totalsOfAttempts(c.tries),
+    ...(c.admission ? { admission: c.admission } : {}),
   };
 }
 
@@ -65,38 +83,74 @@ export function decideRunGate(
   return decideRun(plan.roots, gating.map(gateCaseOf), budgetStops);
 }
 
+/** Each case's schedule (its looks, rate design and what gives it more attempts) and admission. */
+export interface Schedules {
+  (spec: CaseSpec): CaseSchedule;
+  admission(spec: CaseSpec): Admission;
+}
+
 /**
- * The scheduler's question for adaptive attempts, answered by the gate: the case's verdict so far,
- * and (against a baseline case that passed, with `regressions.evidence: significant`) whether a drop
- * is still open at the root's α divided by the cases compared (the strictest step of Holm's
- * correction, so a drop decided here stays decided in the gate).
+ * The schedules of a plan's cases. A case's verdict gates (and an open rate gets more attempts)
+ * unless its history does not admit it (gate/admission.ts). Against a base, with
+ * `regressions.evidence: significant`, a drop keeps a case open at the root's α divided by the
+ * cases compared (the strictest step of Holm's correction, so a drop decided here stays decided
+ * in the gate).
  */
-export function adaptiveAttempts(
-  plan: Plan,
-  baseRows: BaseRows,
-): (spec: CaseSpec, tries: readonly AttemptResult[], planned: number) => number {
-  const roots = new Map(plan.roots.map((r) => [r.evalPath, r]));
+export function schedulesOf(
+  roots: readonly EvalRoot[],
+  cases: readonly CaseSpec[],
+  base: BaseOf | undefined,
+): Schedules {
+  const byPath = new Map(roots.map((r) => [r.evalPath, r]));
   const compared = new Map<string, number>();
-  for (const c of plan.cases) {
-    if (baseRows.has(identityKey(c.identity)))
+  for (const c of cases) {
+    if (base && base(c).runs.length > 0)
       compared.set(c.rootEvalPath, (compared.get(c.rootEvalPath) ?? 0) + 1);
   }
-  return (spec, tries, planned) => {
-    const d = decideCase(tries, planned, spec.gate);
-    const counted = d.counts.counted;
-    const root = roots.get(spec.rootEvalPath);
-    const base = baseRows.get(identityKey(spec.identity));
-    const tests = root && root.regressions !== "ignore" && root.regressionEvidence === "significant";
-    return attemptsWanted({
-      gate: spec.gate,
-      range: { min: spec.repeat, max: spec.repeatMax ?? spec.repeat },
-      planned,
-      head: { counted, passed: d.counts.passed, passRateSum: (d.stats.meanPassRate ?? 0) * counted },
-      base:
-        base && tests
-          ? { verdict: base.verdict, counted: base.attempts.counted, passed: base.attempts.passed }
-          : undefined,
-      alpha: (root?.regressionAlpha ?? 0.05) / Math.max(1, compared.get(spec.rootEvalPath) ?? 1),
-    });
+  const range = (spec: CaseSpec) => ({ min: spec.repeat, max: spec.repeatMax ?? spec.repeat });
+  const admissions = new Map<string, Admission>();
+  const admission = (spec: CaseSpec): Admission => {
+    let a = admissions.get(spec.key);
+    if (!a) {
+      const root = byPath.get(spec.rootEvalPath);
+      a = admissionOf(base?.(spec), spec.gate, range(spec), root?.onInconclusive ?? "warn");
+      admissions.set(spec.key, a);
+    }
+    return a;
   };
+  const made = new Map<string, CaseSchedule>();
+  const schedules = (spec: CaseSpec) => {
+    const known = made.get(spec.key);
+    if (known) return known;
+    const root = byPath.get(spec.rootEvalPath);
+    const side = base ? pooledSide(base(spec)) : undefined;
+    const tests = root && root.regressions !== "ignore" && root.regressionEvidence === "significant";
+    const level = (root?.regressionAlpha ?? 0.05) / Math.max(1, compared.get(spec.rootEvalPath) ?? 1);
+    const schedule = new CaseSchedule({
+      gate: spec.gate,
+      range: range(spec),
+      verdictGates: admission(spec).state !== "reported",
+      drop: side && tests ? { base: side, level } : undefined,
+    });
+    made.set(spec.key, schedule);
+    return schedule;
+  };
+  return Object.assign(schedules, { admission });
+}
+
+/** The counted outcomes of a case's tries so far, in attempt order. */
+export function countedOutcomes(tries: readonly AttemptResult[]): Counted[] {
+  return lastTries(tries)
+    .filter((t) => t.status === "passed" || t.status === "failed")
+    .map((t) => ({
+      passed: t.status === "passed",
+      passRate: t.grading?.passRate ?? (t.status === "passed" ? 1 : 0),
+    }));
+}
+
+/** The scheduler's question for adaptive attempts, answered by the case's schedule. */
+export function adaptiveAttempts(
+  schedules: Schedules,
+): (spec: CaseSpec, tries: readonly AttemptResult[], planned: number) => number {
+  return (spec, tries, planned) => attemptsWanted(schedules(spec), planned, countedOutcomes(tries));
 }

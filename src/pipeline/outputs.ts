@@ -8,7 +8,7 @@ import { existsSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { comparisonSummary } from "../bundle/compare.js";
-import type { Bundle } from "../bundle/read.js";
+import type { BaseHistory } from "../bundle/history.js";
 import { sealBundle } from "../bundle/seal.js";
 import { buildSummary, wireEvals, wireExam } from "../bundle/summary.js";
 import type { WireIndexRow, WireSummary } from "../bundle/wire.js";
@@ -87,7 +87,8 @@ export interface RunOutputs {
   opts: Omit<RunOptions, "paths">;
   finished: readonly FinishedCase[];
   budgetStops: ReadonlyMap<string, string>;
-  baseline?: Bundle;
+  /** The base runs compared with (the pooled baseline). */
+  history?: BaseHistory;
   isolation: RunIsolation;
   runId: string;
   startedAt: Date;
@@ -104,7 +105,8 @@ export interface RunOutputs {
 export async function writeRunOutputs(
   o: RunOutputs,
 ): Promise<{ summary: WireSummary; rows: WireIndexRow[]; view: ReportView }> {
-  const { plan, opts, finished, budgetStops, baseline } = o;
+  const { plan, opts, finished, budgetStops } = o;
+  const baseline = o.history?.newest;
   const { rows, summaries } = await o.bundle.writeCases(finished);
   const exclude = opts.gateExclude;
   // writeCases writes one row per case, in order.
@@ -139,7 +141,7 @@ export async function writeRunOutputs(
     rows,
     gate,
     budgetStops,
-    baseline ? comparisonSummary(baseline, rows, filtered) : null,
+    baseline ? comparisonSummary(baseline, rows, filtered, o.history?.bundles.length) : null,
     plan.exam ? wireExam(plan.exam, rows, opts.quarantineChanges) : null,
   );
   const gaps = o.isolation.level

@@ -18,12 +18,15 @@ import {
   type ReportView,
 } from "../report/view.js";
 import {
+  admissionViewOf,
   attemptUsageOf,
   bool,
   boolOrNull,
   caseExamOf,
   changeOf,
   examOf,
+  gapsOf,
+  historyOf,
   type Json,
   list,
   num,
@@ -206,6 +209,7 @@ function caseOf(row: Json, summary: Json | null): CaseView {
     flaky: bool(row.flaky),
     reason: text(row.reason),
     evidence: oneOf(row.evidence, ["decided", "inconclusive"] as const, "decided"),
+    settleAttempts: num(row.settle_attempts),
     attempts: {
       planned: numOr0(a.planned),
       counted: numOr0(a.counted),
@@ -224,6 +228,8 @@ function caseOf(row: Json, summary: Json | null): CaseView {
       ? { name: text(policy.name), threshold: num(policy.threshold), onError: text(policy.on_error) }
       : null,
     change: changeOf(row.change),
+    history: historyOf(summary?.history),
+    admission: admissionViewOf(row.admission),
     usage: usageRollupOf(row.usage),
     resultDir: text(row.result_dir),
     runs: runsOf(row, summary),
@@ -302,6 +308,7 @@ function viewOf(summary: Json, cases: CaseView[], problems: string[]): ReportVie
     comparison: cmp
       ? {
           baselineRunId: text(cmp.baseline_run_id),
+          baselineRuns: Math.max(1, numOr0(cmp.baseline_runs)),
           baselineSha: textOrNull(cmp.baseline_git_sha),
           regressed: numOr0(cmp.regressed),
           improved: numOr0(cmp.improved),
@@ -384,11 +391,4 @@ export async function loadReportView(
     { dir: bundle.dir, summary: bundle.summary, cases: bundle.rows.map((row) => ({ row })) },
     options,
   );
-}
-
-/** summary.json `isolation.gaps`, read item by item (a merged shard's bundle is untrusted input). */
-function gapsOf(value: unknown): { gaps?: string[] } {
-  if (!Array.isArray(value)) return {};
-  const gaps = value.filter((g): g is string => typeof g === "string").slice(0, 20);
-  return gaps.length > 0 ? { gaps } : {};
 }

@@ -7,11 +7,13 @@ import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, stat } from "node:fs/promises";
 import path from "node:path";
 import { caseDurations } from "../bundle/durations.js";
+import { BaseHistory, readBaselines } from "../bundle/history.js";
 import { lockBundleFolder } from "../bundle/lock.js";
-import { type Bundle, readBundleAs, unsealedNote } from "../bundle/read.js";
-import { baselineForSuites } from "../bundle/suites.js";
+import { type Bundle, unsealedNote } from "../bundle/read.js";
+import { historyForSuites } from "../bundle/suites.js";
 import type { WireIndexRow, WireSummary } from "../bundle/wire.js";
 import { BundleWriter, checkNewBundleFolder, defaultBundleDir, type FinishedCase } from "../bundle/write.js";
+import { historyKey } from "../config/fingerprint.js";
 import type { OptionNaming } from "../config/options.js";
 import type { PlanOptions } from "../config/plan/index.js";
 import { runSecrets } from "../config/secrets.js";
@@ -30,7 +32,7 @@ import { liveProcesses, type ProcessOutcome, type ProcessRunner, runnerWith } fr
 import type { Redactor } from "../sandbox/redact.js";
 import { discardsSettled, removeTree } from "../workspace/discard.js";
 import { tempRoot } from "../workspace/temp.js";
-import { adaptiveAttempts, baseRowsOf, finishCases } from "./decide.js";
+import { adaptiveAttempts, baseOf, finishCases, schedulesOf } from "./decide.js";
 import { isolationOf, reportIsolation } from "./isolation.js";
 import { writeRunOutputs } from "./outputs.js";
 import { checkedPlan } from "./plan.js";
@@ -53,6 +55,11 @@ export interface RunOptions extends PlanOptions {
   quarantineChanges?: readonly string[];
   /** A baseline bundle to compare with (the base branch's run): its folder, or the bundle already read. */
   baseline?: string | Bundle;
+  /**
+   * More base runs, pooled with `baseline` into each case's history: bundles, their folders, or
+   * folders holding several (`--baseline B1 --baseline B2`, `--baseline DIR`).
+   */
+  baselines?: readonly (string | Bundle)[];
   /** The commit being evaluated (the action passes the PR head). Default: HEAD of projectRoot. */
   gitSha?: string;
   /** More values to redact like the plan's secrets: the action's GitHub token. */
@@ -157,23 +164,34 @@ export async function planRun(opts: RunOptions): Promise<Plan> {
 /** Runs the eval files (or `planned`, from {@link planRun} with the same options) and writes the bundle. */
 export async function runEvals(opts: RunOptions, deps: RunDeps, planned?: Plan): Promise<RunOutcome> {
   const loaded = planned ?? (await planRun(opts));
-  const given = opts.baseline || undefined;
-  const read = typeof given === "string" ? await readBundleAs(given, opts.naming.option("baseline")) : given;
   // A baseline of other suites is not compared; one of some of the same is, over those (bundle/suites.ts).
-  const fit = read
-    ? baselineForSuites(
-        read,
+  const given = await baseHistoryOf(opts);
+  const fit = given
+    ? historyForSuites(
+        given,
         loaded.roots.map((r) => r.evalPath),
       )
     : undefined;
   if (fit?.note) deps.logger.info(`note: ${fit.note}`);
-  const baseline = fit?.bundle;
-  const unsealed = baseline && unsealedNote(baseline, "the baseline");
-  if (unsealed) deps.logger.info(`note: ${unsealed}`);
-  const times = baseline ?? opts.shardTimes;
+  const history = fit?.history;
+  for (const b of history?.bundles ?? []) {
+    const unsealed = unsealedNote(b, history!.bundles.length > 1 ? `the baseline ${b.dir}` : "the baseline");
+    if (unsealed) deps.logger.info(`note: ${unsealed}`);
+  }
+  const times = history?.newest ?? opts.shardTimes;
   const plan = shardPlan(loaded, opts.shard, opts.shard && times ? await caseDurations(times) : undefined);
   for (const note of plan.notes) deps.logger.info(`note: ${note}`);
-  return runPlan(plan, opts, deps, baseline);
+  return runPlan(plan, opts, deps, history);
+}
+
+/** The base runs of `baseline` and `baselines`, read and pooled; undefined when none was given. */
+export async function baseHistoryOf(opts: Pick<RunOptions, "baseline" | "baselines" | "cwd" | "naming">) {
+  const given = [...(opts.baseline ? [opts.baseline] : []), ...(opts.baselines ?? [])];
+  if (given.length === 0) return undefined;
+  const read = given.filter((g): g is Bundle => typeof g !== "string");
+  const paths = given.filter((g): g is string => typeof g === "string");
+  const label = opts.naming.option("baseline");
+  return new BaseHistory([...read, ...(await readBaselines(paths, opts.cwd, label))]);
 }
 
 /**
@@ -184,7 +202,7 @@ export async function runPlan(
   plan: Plan,
   opts: Omit<RunOptions, "paths">,
   deps: RunDeps,
-  baseline?: Bundle,
+  history?: BaseHistory,
 ): Promise<RunOutcome> {
   // What an environment cannot run yet is refused, never run on the runner's own system as if the
   // environment were not there (run/environment.ts).
@@ -211,7 +229,7 @@ export async function runPlan(
       },
       redactor,
       secrets.tooShort,
-      baseline,
+      history,
     );
   } catch (error) {
     // An unexpected error is shown to the user: it must not carry a secret either.
@@ -229,7 +247,7 @@ async function executeAndWrite(
   deps: RunDeps,
   redactor: Redactor,
   tooShort: string[],
-  baseline: Bundle | undefined,
+  history: BaseHistory | undefined,
 ): Promise<RunOutcome> {
   for (const name of tooShort) {
     deps.logger.info(
@@ -251,7 +269,7 @@ async function executeAndWrite(
   const lock = await lockBundleFolder(bundleDir, opts.out ?? bundleDir, opts.naming);
   try {
     if (opts.out !== undefined) await checkNewBundleFolder(bundleDir, opts.out, opts.naming);
-    return await writeRun(plan, opts, deps, baseline, isolation, startedAt, runId, bundleDir, redactor);
+    return await writeRun(plan, opts, deps, history, isolation, startedAt, runId, bundleDir, redactor);
   } catch (error) {
     if (!isDiskFull(error)) throw error;
     const file = (error as NodeJS.ErrnoException).path;
@@ -268,7 +286,7 @@ async function writeRun(
   plan: Plan,
   opts: Omit<RunOptions, "paths">,
   deps: RunDeps,
-  baseline: Bundle | undefined,
+  history: BaseHistory | undefined,
   isolation: RunIsolation & { reaper: Reaper },
   startedAt: Date,
   runId: string,
@@ -282,8 +300,10 @@ async function writeRun(
   const interruption = deps.interruption;
 
   deps.progress.start(plan.cases.reduce((a, c) => a + c.repeat, 0));
-  const baseRows = baseRowsOf(baseline?.rows);
-  const moreAttempts = adaptiveAttempts(plan, baseRows);
+  const keys = new Map(plan.cases.map((c) => [c.key, historyKey(c, plan.projectRoot)]));
+  const base = history && baseOf(history, keys);
+  const schedules = schedulesOf(plan.roots, plan.cases, base);
+  const moreAttempts = adaptiveAttempts(schedules);
   let executed: ExecuteResult;
   try {
     executed = await executePlan({
@@ -332,7 +352,7 @@ async function writeRun(
   }
   if (opts.keepWorkspaces) deps.logger.info(`workspaces kept in ${workRoot}`);
 
-  const finished = finishCases(executed.runs, baseline && baseRows);
+  const finished = finishCases(executed.runs, base, schedules, keys);
   // The bundle's final files are written only once no process of the run is left (with the reaper
   // or a PID namespace this holds by construction: each process's containment ended with it).
   if (liveProcesses() > 0) {
@@ -347,7 +367,7 @@ async function writeRun(
     opts,
     finished,
     budgetStops: executed.budgetStops,
-    ...(baseline ? { baseline } : {}),
+    ...(history ? { history } : {}),
     isolation,
     runId,
     startedAt,

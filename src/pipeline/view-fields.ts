@@ -8,12 +8,14 @@
  * nothing else can carry markup into a comment or a page, and nothing crashes on a wrong type.
  */
 import type {
+  AdmissionView,
   AttemptUsage,
   CaseExamView,
   ChangeKind,
   ChangeView,
   ExamView,
   FailingTest,
+  HistoryPoint,
   ScorerView,
   TargetNumbers,
   UsageRollup,
@@ -107,7 +109,33 @@ export function changeOf(x: unknown): ChangeView | null {
     pValue: num(c.p_value),
     significant: bool(c.significant),
     baseFlaky: typeof c.base_flaky === "boolean" ? c.base_flaky : null,
+    baseRuns: Math.max(1, numOr0(c.base_runs)),
+    keyChanged: bool(c.key_changed),
   };
+}
+
+/** A row's admission (null: the bundle predates it). */
+export function admissionViewOf(x: unknown): AdmissionView | null {
+  if (!x || typeof x !== "object") return null;
+  const a = record(x);
+  const state = oneOf(a.state, ["admitted", "reported", "unproven"] as const, null);
+  if (state === null) return null;
+  return { state, runs: numOr0(a.runs), rate: num(a.rate), demoted: bool(a.demoted) };
+}
+
+/** A case's base runs (its summary's `history`), newest first; at most 50. */
+export function historyOf(x: unknown): HistoryPoint[] {
+  return list(x)
+    .slice(0, 50)
+    .map(record)
+    .map((h) => ({
+      runId: text(h.run_id),
+      gitSha: textOrNull(h.git_sha),
+      startedAt: text(h.started_at),
+      verdict: oneOf(h.verdict, ["pass", "fail", "error"] as const, "error"),
+      counted: numOr0(h.counted),
+      passed: Math.min(numOr0(h.passed), numOr0(h.counted)),
+    }));
 }
 
 const FAILING_TESTS_KEPT = 100;
@@ -203,4 +231,11 @@ export function shardOf(value: unknown): { index: number; total: number } | null
   const { index, total } = record(value);
   const whole = (n: unknown): n is number => typeof n === "number" && Number.isInteger(n) && n >= 1;
   return whole(index) && whole(total) && index <= total ? { index, total } : null;
+}
+
+/** summary.json `isolation.gaps`, read item by item (a merged shard's bundle is untrusted input). */
+export function gapsOf(value: unknown): { gaps?: string[] } {
+  if (!Array.isArray(value)) return {};
+  const gaps = value.filter((g): g is string => typeof g === "string").slice(0, 20);
+  return gaps.length > 0 ? { gaps } : {};
 }

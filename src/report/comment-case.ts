@@ -231,7 +231,11 @@ export function caseDetails(c: CaseView, multiSuite: boolean): Piece {
   };
 }
 
-function changeCell(c: CaseView): string {
+/**
+ * A flip is **regressed** only when the gate counts it; one it does not count (not significant,
+ * known flaky) may be noise and says so plainly.
+ */
+function changeCell(c: CaseView, counted: ReadonlySet<CaseView>): string {
   const ch = c.change;
   if (!ch) return "—";
   const pp =
@@ -239,7 +243,14 @@ function changeCell(c: CaseView): string {
       ? pointsDelta(ch.successRateDelta)
       : "";
   const sig = ch.significant && ch.pValue !== null ? ` (p = ${ch.pValue.toFixed(3)})` : "";
-  const word = ch.change === "regressed" ? "**regressed**" : ch.change === "unchanged" ? "" : ch.change;
+  const word =
+    ch.change === "regressed"
+      ? counted.has(c)
+        ? "**regressed**"
+        : "flipped (not counted)"
+      : ch.change === "unchanged"
+        ? ""
+        : ch.change;
   return [word, pp].filter(Boolean).join(" · ") + sig || "—";
 }
 
@@ -262,8 +273,8 @@ const VERDICT_WORD = (c: CaseView) =>
   c.verdict === "pass" ? (c.flaky ? "flaky" : "pass") : c.verdict === "fail" ? "fail" : "error";
 
 /** "3/3 · **regressed** · −67 pp": the baseline's attempts and the change, one column. */
-function vsBaseCell(c: CaseView): string {
-  const change = changeCell(c);
+function vsBaseCell(c: CaseView, counted: ReadonlySet<CaseView>): string {
+  const change = changeCell(c, counted);
   return [baseCell(c), change === "—" ? "" : change].filter(Boolean).join(" · ");
 }
 
@@ -283,7 +294,7 @@ export function caseTable(ctx: Context, cases: CaseView[]): Piece | null {
         md.text(clip(caseLabel(c, ctx.multiSuite), 60)),
         md.text(clip(c.target, 40)),
         `${attemptsCell(c)}${c.successRate === null ? "" : ` · ${percent(c.successRate)}`}`,
-        ...(withBase ? [vsBaseCell(c)] : []),
+        ...(withBase ? [vsBaseCell(c, ctx.regressions)] : []),
         caseFlags(c).join(", "),
       ]),
       rank: isProtected(c) ? RANK.lastResort : RANK.otherRow,
@@ -307,7 +318,7 @@ export function passingTable(ctx: Context, cases: CaseView[], allPassed: boolean
         md.text(clip(caseLabel(c, ctx.multiSuite), 60)),
         md.text(clip(c.target, 40)),
         attemptsCell(c),
-        ...(withBase ? [vsBaseCell(c)] : []),
+        ...(withBase ? [vsBaseCell(c, ctx.regressions)] : []),
       ]),
       rank: RANK.passingRow,
       omits: "passing",

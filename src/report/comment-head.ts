@@ -29,6 +29,8 @@ export interface Context {
   multiSuite: boolean;
   /** The baseline's target rollups by name, when counts can be compared with them. */
   baseTargets: Map<string, TargetNumbers> | null;
+  /** The cases the gate counts as regressions: only these are called **regressed**. */
+  regressions: ReadonlySet<ReportView["cases"][number]>;
 }
 
 export function contextOf(view: ReportView, options: CommentOptions): Context {
@@ -37,6 +39,7 @@ export function contextOf(view: ReportView, options: CommentOptions): Context {
     options,
     multiSuite: new Set(view.cases.map((c) => c.suite)).size > 1,
     baseTargets: comparableBaseTargets(view),
+    regressions: regressionsOf(view).counted,
   };
 }
 
@@ -49,7 +52,22 @@ export function regressionCounts(view: Pick<ReportView, "cases" | "suites">): {
   counted: number;
   possible: number;
 } {
-  let counted = 0;
+  const { failing, possible } = regressionsOf(view);
+  return { counted: failing, possible };
+}
+
+/**
+ * The cases the gate counts as regressions (a flip the gate does not count is not called
+ * "regressed" in bold: it may be noise), and how many flips are only possible regressions.
+ */
+export function regressionsOf(view: Pick<ReportView, "cases" | "suites">): {
+  counted: Set<ReportView["cases"][number]>;
+  /** Those of them whose rule is `fail`. */
+  failing: number;
+  possible: number;
+} {
+  const counted = new Set<ReportView["cases"][number]>();
+  let failing = 0;
   let possible = 0;
   const byRoot = new Map<string, ReportView["cases"]>();
   // A proposed case (new in the pull request) never gates, so it is never a regression either.
@@ -73,11 +91,17 @@ export function regressionCounts(view: Pick<ReportView, "cases" | "suites">): {
       regressionAlpha: suite?.regressionAlpha ?? 0.05,
       budget: {},
     };
-    const sorted = sortRegressions(root, cases.map(gateCaseOf));
-    if (rule === "fail") counted += sorted.confirmed.length;
+    const gateCases = cases.map(gateCaseOf);
+    const sorted = sortRegressions(root, gateCases);
+    const confirmed = new Set(sorted.confirmed);
+    // Counted whether the rule fails or warns: either way the gate names it a regression.
+    gateCases.forEach((g, i) => {
+      if (confirmed.has(g)) counted.add(cases[i]!);
+    });
+    if (rule === "fail") failing += sorted.confirmed.length;
     possible += sorted.possible.length;
   }
-  return { counted, possible };
+  return { counted, failing, possible };
 }
 
 /** What the gate's regression rule reads of a case, from its view. */
@@ -272,5 +296,26 @@ export function targetTable(ctx: Context): Piece | null {
       ...(i >= 20 ? { rank: RANK.lastResort, omits: "targets" } : {}),
     })),
     close: "\n",
+  };
+}
+
+/**
+ * The command that would settle what the attempts left open: for each inconclusive case (a few at
+ * most), a run with the attempts it likely needs, as a writer's `/evalgate run` on the pull request.
+ */
+export function nextStep(ctx: Context): Piece | null {
+  const open = ctx.view.cases.filter((c) => c.evidence === "inconclusive" && !isProposed(c));
+  if (open.length === 0) return null;
+  const commands = open.slice(0, 3).map((c) => {
+    const repeat = c.settleAttempts
+      ? ` --repeat ${Math.min(1000, Math.max(c.settleAttempts, c.attempts.counted))}`
+      : "";
+    return md.code(`/evalgate run${repeat} --test ${clip(c.testId, 80)} --target ${clip(c.target, 40)}`);
+  });
+  const more = open.length > 3 ? ` (and ${open.length - 3} more inconclusive)` : "";
+  return {
+    open: `**Next step**: ${plural(open.length, "case")} did not get enough attempts to tell noise from a real change. To settle it, comment ${commands.join(", ")}${more}.\n\n`,
+    rank: RANK.otherRow,
+    omits: "nextStep",
   };
 }

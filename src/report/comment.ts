@@ -18,6 +18,7 @@ import {
   countsLine,
   driftLine,
   headline,
+  nextStep,
   noBaseline,
   targetTable,
 } from "./comment-head.js";
@@ -142,6 +143,7 @@ const OMITTED_TEXT: [kind: string, phrase: (n: number) => string][] = [
   ["protectedRows", (n) => `${plural(n, "row")} of regressed, flaky or errored cases`],
   ["reasons", (n) => plural(n, "gate reason")],
   ["warnings", (n) => plural(n, "warning")],
+  ["nextStep", () => "the next step"],
   ["targets", (n) => plural(n, "target row")],
   ["context", () => "the run line"],
   ["bot", (n) => plural(n, "note") + " of the evalgate bot"],
@@ -171,8 +173,12 @@ function footer(ctx: Context): string {
   const cmp = v.comparison;
   if (cmp) {
     const base = shortSha(cmp.baselineSha);
+    const runs = cmp.baselineRuns ?? 1;
     parts.push(
-      `baseline ${base ? md.code(base) : ""} run ${md.code(clip(cmp.baselineRunId, 60))}`.replace("  ", " "),
+      `baseline ${base ? md.code(base) : ""} run ${md.code(clip(cmp.baselineRunId, 60))}${runs > 1 ? ` (newest of ${runs} base runs pooled)` : ""}`.replace(
+        "  ",
+        " ",
+      ),
     );
   } else parts.push("no baseline");
   // Whose exam judged the run: the base commit's, when it was not the checkout's own (docs/exam.md).
@@ -213,6 +219,7 @@ export function renderComment(view: ReportView, options: CommentOptions): string
     ...examPieces(view, ctx.multiSuite),
     targetTable(ctx),
     ...gatePieces(ctx),
+    nextStep(ctx),
     caseTable(ctx, review),
     ...extrasPieces(ctx),
     ...detailed.map((c) => caseDetails(c, ctx.multiSuite)),

@@ -21,7 +21,7 @@ import {
   totalTokens,
   usd,
 } from "./format.js";
-import { attemptsTimeline, rateChart } from "./svg.js";
+import { attemptsTimeline, historyChart, rateChart } from "./svg.js";
 import { cleanText, tailLines } from "./text.js";
 import {
   type AttemptTry,
@@ -222,6 +222,22 @@ function caseSection(c: CaseView, i: number, multi: boolean, compact = false): s
       )}`,
     ],
     ["attempts timeline", attemptsTimeline(c.runs)],
+    ...(c.history && c.history.length > 0
+      ? ([
+          [
+            "base history",
+            historyChart(
+              [...c.history].reverse().map((h) => ({
+                label: h.gitSha?.slice(0, 7) ?? h.runId,
+                passed: h.passed,
+                counted: h.counted,
+              })),
+              { label: "this run", passed: a.passed, counted: a.counted },
+              c.policy?.threshold ?? null,
+            ) || esc(`${c.history.length} base run: ${c.history[0]!.passed}/${c.history[0]!.counted}`),
+          ],
+        ] as [string, string][])
+      : []),
     ["mean score", c.meanScore === null ? "—" : c.meanScore.toFixed(2)],
     ["mean pass rate", percent(c.meanPassRate)],
     ["vs base", esc(changeText(c))],

@@ -111,3 +111,53 @@ export function attemptsTimeline(runs: readonly TimelineAttempt[]): string {
   const text = runs.map((r) => `${r.attempt}${r.retry ? `.${r.retry}` : ""} ${r.status}`).join(", ");
   return `<svg class="timeline" role="img" aria-label="${xmlEsc(`attempts in order: ${text}`)}" width="${width}" height="${size + 4}" viewBox="0 0 ${width} ${size + 4}" xmlns="http://www.w3.org/2000/svg">${shapes.join("")}</svg> <span class="muted">■ passed · ☒ failed · △ error or timeout; faded: not counted</span>`;
 }
+
+export interface HistoryRun {
+  label: string;
+  passed: number;
+  counted: number;
+}
+
+/**
+ * A case's success rate over the base branch's runs, oldest left, then this run (a filled diamond
+ * where the base runs are hollow circles), each with its 95 % interval as a bar; a dotted line at
+ * the policy's threshold. Readable without colour; each point has a <title>.
+ */
+export function historyChart(
+  base: readonly HistoryRun[],
+  head: HistoryRun | null,
+  threshold: number | null = null,
+): string {
+  const points = [...base.filter((b) => b.counted > 0), ...(head && head.counted > 0 ? [head] : [])];
+  if (points.length < 2) return "";
+  const step = 26;
+  const left = 34;
+  const h = 90;
+  const top = 6;
+  const width = left + points.length * step + 10;
+  const height = top + h + 30;
+  const y = (v: number) => (top + (1 - v) * h).toFixed(1);
+  const axis = [0, 0.5, 1]
+    .map(
+      (v) =>
+        `<line x1="${left - 4}" y1="${y(v)}" x2="${width - 6}" y2="${y(v)}" stroke="currentColor" stroke-opacity="0.15"/><text x="${left - 6}" y="${Number(y(v)) + 4}" font-size="10" text-anchor="end" fill="currentColor">${pct(v)}</text>`,
+    )
+    .join("");
+  const line =
+    threshold === null
+      ? ""
+      : `<g><title>policy threshold ${pct(threshold)}</title><line x1="${left - 4}" y1="${y(threshold)}" x2="${width - 6}" y2="${y(threshold)}" stroke="currentColor" stroke-dasharray="1 2"/></g>`;
+  const marks = points.map((p, i) => {
+    const x = left + i * step + step / 2;
+    const rate = p.passed / p.counted;
+    const iv = wilsonInterval(p.passed, p.counted)!;
+    const isHead = head !== null && i === points.length - 1 && p === head;
+    const dot = isHead
+      ? `<path d="M${x} ${Number(y(rate)) - 5} L${x + 5} ${y(rate)} L${x} ${Number(y(rate)) + 5} L${x - 5} ${y(rate)} Z" fill="currentColor"/>`
+      : `<circle cx="${x}" cy="${y(rate)}" r="3.5" fill="none" stroke="currentColor" stroke-width="1.5"/>`;
+    const label = `${p.label}: ${p.passed}/${p.counted} = ${pct(rate)} (95 % interval ${pct(iv[0])}–${pct(iv[1])})`;
+    return `<g><title>${xmlEsc(label)}</title><line x1="${x}" y1="${y(iv[0])}" x2="${x}" y2="${y(iv[1])}" stroke="currentColor" stroke-opacity="0.5"/>${dot}<text x="${x}" y="${height - 6}" font-size="9" text-anchor="middle" fill="currentColor">${xmlEsc(p.label.slice(0, 4))}</text></g>`;
+  });
+  const summary = points.map((p) => `${p.label} ${p.passed}/${p.counted}`).join(", ");
+  return `<svg class="history" role="img" aria-label="${xmlEsc(`success rate over the base branch's runs, oldest first, then this run: ${summary}`)}" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" xmlns="http://www.w3.org/2000/svg">${axis}${line}${marks.join("")}</svg> <span class="muted">○ base runs, oldest first · ◆ this run</span>`;
+}

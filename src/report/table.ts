@@ -48,7 +48,7 @@ export function renderCaseTable(rows: readonly CaseView[]): string {
       ? `${r.attempts.passed}/${r.attempts.counted}${r.attempts.errored ? ` (+${r.attempts.errored} err)` : ""}`
       : "—",
     typeof r.successRate === "number" ? `${Math.round(r.successRate * 100)} %` : "—",
-    `${r.classification}${r.flaky && r.classification !== "flaky" ? " (flaky)" : ""}`,
+    `${r.classification}${r.flaky && r.classification !== "flaky" ? " (flaky)" : ""}${r.admission?.state === "reported" ? " · not gating" : ""}`,
     ...(withChange ? [changeText(r)] : []),
     ...(withExam ? [examText(r)] : []),
   ]);
@@ -85,7 +85,7 @@ export function renderRunFooter(
   const cmp = summary.comparison;
   if (cmp) {
     lines.push(
-      `baseline ${cmp.baselineRunId}: ${cmp.regressed} regressed, ${cmp.improved} improved, ${cmp.new} new, ${cmp.removed} removed, ${cmp.unchanged} unchanged`,
+      `baseline ${cmp.baselineRunId}${(cmp.baselineRuns ?? 1) > 1 ? ` (newest of ${cmp.baselineRuns} runs pooled)` : ""}: ${cmp.regressed} regressed, ${cmp.improved} improved, ${cmp.new} new, ${cmp.removed} removed, ${cmp.unchanged} unchanged`,
     );
   }
   lines.push(`bundle: ${bundleDir}`);

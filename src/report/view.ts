@@ -60,6 +60,8 @@ export interface SuiteView {
 
 export interface ComparisonView {
   baselineRunId: string;
+  /** Base runs pooled (the newest is baselineRunId); 1 in older bundles. */
+  baselineRuns?: number;
   baselineSha: string | null;
   regressed: number;
   improved: number;
@@ -81,6 +83,28 @@ export interface ChangeView {
   significant: boolean;
   /** The baseline's case was flaky (null: not known). */
   baseFlaky?: boolean | null;
+  /** Base runs pooled into baseAttempts (1 in older bundles). */
+  baseRuns?: number;
+  /** No base run had this run's history key: the newest was compared alone. */
+  keyChanged?: boolean;
+}
+
+/** Whether a case's verdict gates: admitted by its history, reported without gating, or unproven. */
+export interface AdmissionView {
+  state: "admitted" | "reported" | "unproven";
+  runs: number;
+  rate: number | null;
+  demoted: boolean;
+}
+
+/** One base run of a case, as its history lists it. */
+export interface HistoryPoint {
+  runId: string;
+  gitSha: string | null;
+  startedAt: string;
+  verdict: string;
+  counted: number;
+  passed: number;
 }
 
 export interface AttemptCounts {
@@ -208,6 +232,8 @@ export interface CaseView {
   reason: string;
   /** Whether the attempts settled the verdict (older bundles: decided). */
   evidence?: "decided" | "inconclusive";
+  /** For an inconclusive case: the attempts a fresh run would likely need to settle it (null: unknown). */
+  settleAttempts?: number | null;
   attempts: AttemptCounts;
   successRate: number | null;
   wilson95: [number, number] | null;
@@ -215,6 +241,10 @@ export interface CaseView {
   meanPassRate: number | null;
   policy: { name: string; threshold: number | null; onError: string } | null;
   change: ChangeView | null;
+  /** The base runs the case was compared with, newest first (empty without a base). */
+  history?: HistoryPoint[];
+  /** Whether its verdict gates (null: the bundle predates admission; it did). */
+  admission?: AdmissionView | null;
   usage: UsageRollup | null;
   /** Bundle-relative result directory. */
   resultDir: string;

@@ -83,22 +83,36 @@ describe("merged cases", () => {
   });
 
   it("weigh what the tries say, keeping the shard's sentence only when the verdict agrees", () => {
-    const lied = mergedGateCase(row, caseSummary([run(1, "failed")]), undefined, false);
+    const lied = mergedGateCase(row, caseSummary([run(1, "failed")]));
     expect(lied.decision.verdict).toBe("fail");
     expect(lied.decision.reason).not.toBe("claimed");
-    const honest = mergedGateCase(row, caseSummary([run(1, "passed")]), undefined, false);
+    const honest = mergedGateCase(row, caseSummary([run(1, "passed")]));
     expect(honest.decision).toMatchObject({ verdict: "pass", reason: "claimed" });
   });
 
-  it("are compared with the merge's baseline when it has one", () => {
-    const base = {
-      ...row,
-      verdict: "pass",
+  it("are compared with the merge's base runs when it has them, pooled", () => {
+    const baseRun = (id: string) => ({
+      runId: id,
+      gitSha: null,
+      startedAt: `2026-11-0${id}T00:00:00Z`,
+      key: "k",
+      verdict: "pass" as const,
       flaky: false,
-      attempts: { counted: 1, passed: 1 },
-    } as unknown as WireIndexRow;
-    const c = mergedGateCase(row, caseSummary([run(1, "failed")]), base, true);
-    expect(c.change?.change).toBe("regressed");
-    expect(mergedGateCase(row, caseSummary([run(1, "failed")]), undefined, true).change?.change).toBe("new");
+      counted: 1,
+      passed: 1,
+      first: { counted: 1, passed: 1 },
+    });
+    const c = mergedGateCase(row, caseSummary([run(1, "failed")]), {
+      runs: [baseRun("2"), baseRun("1")],
+      keyChanged: false,
+    });
+    expect(c.change).toMatchObject({
+      change: "regressed",
+      baseAttempts: { counted: 2, passed: 2 },
+      baseRuns: 2,
+    });
+    expect(
+      mergedGateCase(row, caseSummary([run(1, "failed")]), { runs: [], keyChanged: false }).change?.change,
+    ).toBe("new");
   });
 });

@@ -61,7 +61,8 @@ describe("adaptive attempts in a real run", () => {
     const rows = readJsonl<Row>(path.join(dir, "b/index.jsonl"));
     const flaky = rows.find((x) => x.target === "flaky")!;
     const stable = rows.find((x) => x.target === "stable")!;
-    expect(stable.attempts).toMatchObject({ planned: 3, counted: 3, passed: 3 });
+    // 3 of 3 cannot show "≥ 0.5" at α = 0.05 (it happens 1 time in 8 at 0.5); 5 of 5 can.
+    expect(stable.attempts).toMatchObject({ planned: 5, counted: 5, passed: 5 });
     expect(stable.evidence).toBe("decided");
     expect(flaky.attempts.counted).toBeGreaterThan(stable.attempts.counted);
     expect(flaky.attempts.counted).toBe(10);
@@ -109,11 +110,14 @@ describe("regressions that need evidence, in a real run", () => {
     const head = runCli(["run", "--out", "head", "--baseline", "base"], dir);
     expect(head.code).toBe(1);
     const row = readJsonl<Row>(path.join(dir, "head/index.jsonl"))[0]!;
-    expect(row.attempts.counted).toBe(3);
+    // 0 of 3 is not yet significant over the looks of {3, 10} (the first look is held to a
+    // stricter bound); the drop stays open until it is.
+    expect(row.attempts.counted).toBeGreaterThan(3);
+    expect(row.attempts.counted).toBeLessThanOrEqual(10);
     expect(row.change).toMatchObject({ change: "regressed" });
-    expect(row.change!.p_value).toBeCloseTo(1 / 64, 6);
-    expect(head.stdout).toContain(
-      "adaptive/answer on bot: regressed: 0 of 3 attempts passed (base 3 of 3), p = 0.016",
+    expect(row.change!.p_value).toBeLessThanOrEqual(0.05);
+    expect(head.stdout).toMatch(
+      /adaptive\/answer on bot: regressed: 0 of \d+ attempts passed \(base 3 of 3\), p = 0\.0\d\d/,
     );
   });
 

@@ -57,6 +57,15 @@ describe("evalgate init", () => {
       seed: { path: "..", exclude: ["evals"] },
       setup: { command: "npm ci" },
     });
+    // The gate a team can keep (issue 27; before: repeat 1 and all_attempts_successful, which
+    // blocks a first run of an unchanged 0.9 agent on 10 tests 65 % of the time and can never
+    // show a drop): bench/verdicts.mjs measures it, docs/gate.md quotes the figures.
+    expect(suite.repeat).toEqual({ min: 3, max: 10 });
+    expect(suite.gate).toEqual({
+      policy: "attempt_success_rate_at_least",
+      min_rate: 0.5,
+      regressions: "fail",
+    });
     expect(suite.targets[0]).toMatchObject({
       provider: "claude-code",
       env_passthrough: ["ANTHROPIC_API_KEY"],
@@ -76,7 +85,7 @@ describe("evalgate init", () => {
     const old = runCli(["validate"], dir);
     expect(old.code).toBe(2);
     expect(old.stderr).toContain(
-      "evals/starter.eval.yaml:23: workspace.seed: the seed folder . holds the answer key (eval file evals/starter.eval.yaml, reference evals/starter/fix.patch): every agent would see it",
+      "evals/starter.eval.yaml:28: workspace.seed: the seed folder . holds the answer key (eval file evals/starter.eval.yaml, reference evals/starter/fix.patch): every agent would see it",
     );
     expect(old.stderr).toContain("exclude: [evals] under seed:");
     writeFileSync(file, written);

@@ -196,9 +196,20 @@ describe("regressions that need evidence", () => {
     expect(decideRun([root({ minCasePassRate: 0 })], [flip("a", [3, 3], [5, 10])]).verdict).toBe("fail");
   });
 
-  it("a case flaky on both sides is known flaky, not a regression; a newly flaky one is called out", () => {
-    const known = flip("a", [3, 3], [0, 4], true);
-    const g = decideRun([sig()], [known]);
+  it("a significant drop is a regression even when the case is flaky on both sides (before: waved through as known flaky)", () => {
+    for (const evidence of ["significant", "any"] as const) {
+      const g = decideRun([sig({ regressionEvidence: evidence })], [flip("a", [3, 3], [0, 4], true)]);
+      expect(g.verdict).toBe("fail");
+      expect(g.reasons[0]).toMatch(
+        /^shop\/a on bot: regressed: 0 of 4 attempts passed \(base 3 of 3\), p = 0\.008$/,
+      );
+      expect(g.warnings.join("\n")).not.toContain("known flaky");
+    }
+  });
+
+  it("a flip of a case flaky on both sides that is not significant is known flaky; a newly flaky one is called out", () => {
+    const known = flip("a", [3, 3], [5, 10], true);
+    const g = decideRun([sig({ regressionEvidence: "any" })], [known]);
     expect(g.verdict).toBe("pass");
     expect(g.warnings).toContain(
       "shop/a on bot: known flaky: flaky on the baseline and here, not counted as a regression",
@@ -237,8 +248,33 @@ describe("inconclusive cases", () => {
     expect(g.warnings.length).toBe(warnings);
     if (warnings)
       expect(g.warnings[0]).toBe(
-        `shop/a on bot: inconclusive: 5 of 10 attempts passed, the verdict follows the point estimate (${verdict}); about 12 more attempts would likely settle it`,
+        `shop/a on bot: inconclusive: 5 of 10 attempts passed, the verdict follows the point estimate (${verdict}): too few attempts to tell the rate from noise; a run of about 12 attempts (--repeat 12) would likely settle it`,
       );
     if (on === "fail") expect(g.reasons[0]).toContain("(inconclusive; gate.on_inconclusive: fail)");
+  });
+
+  it("the inconclusive explanation comes first among the warnings (before: after every regression note)", () => {
+    const flip = gc(
+      "b",
+      "fail",
+      compareCase({ verdict: "pass", counted: 3, passed: 3 }, { verdict: "fail", counted: 3, passed: 2 }),
+    );
+    const g = decideRun(
+      [root({ regressionEvidence: "significant", minCasePassRate: 0 })],
+      [flip, inconclusive("fail")],
+    );
+    expect(g.warnings.length).toBeGreaterThan(1);
+    expect(g.warnings[0]).toContain("shop/a on bot: inconclusive:");
+  });
+
+  it("a case that failed on its only attempt says one attempt cannot tell bad luck from a failure (before: nothing)", () => {
+    const once = gc("a", "fail");
+    once.decision.counts = { ...once.decision.counts, planned: 1, counted: 1, passed: 0, failed: 1 };
+    const g = decideRun([root()], [once]);
+    expect(g.verdict).toBe("fail");
+    expect(g.warnings[0]).toBe(
+      "shop: a case failed on its only attempt: one attempt cannot tell an agent's bad luck from a real failure; use repeat: {min: 3, max: 10}",
+    );
+    expect(decideRun([root()], [gc("a", "fail")]).warnings ?? []).toEqual([]);
   });
 });

@@ -6,7 +6,6 @@ import {
   fisherOneSidedHigher,
   fisherOneSidedLower,
   holmSignificant,
-  oneSidedBounds,
   passAtK,
   passHatK,
   wilsonInterval,
@@ -117,17 +116,5 @@ describe("statistics", () => {
     [[], 0.05, []],
   ])("Holm's correction of %j at %f", (ps, alpha, expected) => {
     expect(holmSignificant(ps as number[], alpha as number)).toEqual(expected);
-  });
-
-  it("one-sided 95 % Wilson bounds (the 90 % two-sided interval)", () => {
-    // 3/3: n / (n + z²) with z = 1.645
-    expect(oneSidedBounds(3, 3)![0]).toBeCloseTo(3 / (3 + 1.6448536269514722 ** 2), 9);
-    expect(oneSidedBounds(3, 3)![0]).toBeCloseTo(0.526, 3);
-    expect(oneSidedBounds(5, 5)![0]).toBeCloseTo(0.649, 3);
-    expect(oneSidedBounds(0, 3)![1]).toBeCloseTo(0.474, 3);
-    const [lo, hi] = oneSidedBounds(5, 10)!;
-    expect(lo).toBeCloseTo(0.2693, 3);
-    expect(hi).toBeCloseTo(0.7307, 3);
-    expect(oneSidedBounds(0, 0)).toBeNull();
   });
 });

@@ -268,6 +268,21 @@ tests:
     ]);
   });
 
+  it("pools every good bundle of the newest runs, newest first (before: the newest only)", async () => {
+    reset();
+    for (const c of ["1", "2", "3"]) {
+      const r = run("push", SHA(c));
+      await upload(
+        r.id,
+        await bundleZip(bundle, SHA(c), (s) => (s.run = { ...(s.run as object), id: `r${c}` })),
+      );
+    }
+    const r = await fetch();
+    expect(r.note).toBeUndefined();
+    expect(r.bundles!.map((b) => b.summary.git?.sha)).toEqual([SHA("3"), SHA("2"), SHA("1")]);
+    expect(r.bundle).toBe(r.bundles![0]);
+  });
+
   it("a merge-queue run into main counts; one into another branch does not", async () => {
     reset();
     const push = run("push", SHA("a"));

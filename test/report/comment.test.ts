@@ -223,11 +223,18 @@ describe("the headline's regression count is the gate's (evidence: significant)"
     expect(head(v)).toBe("## ❌ evalgate — gate failed: 1 regression, 1 errored case, 1 possible regression");
   });
 
-  it("a flip of a case flaky on both sides is neither (known flaky)", () => {
+  it("a significant drop of a case flaky on both sides is a regression (before: known flaky, not counted)", () => {
     const v = significant(failingRun());
     const cart = v.cases.find((c) => c.testId === "empty-cart-total")!;
     cart.change = { ...cart.change!, pValue: 0.001, baseFlaky: true };
     expect(cart.flaky).toBe(true);
+    expect(head(v)).toBe("## ❌ evalgate — gate failed: 1 regression, 1 errored case, 1 possible regression");
+  });
+
+  it("a flip of a case flaky on both sides that is not significant is neither (known flaky)", () => {
+    const v = significant(failingRun());
+    const cart = v.cases.find((c) => c.testId === "empty-cart-total")!;
+    cart.change = { ...cart.change!, pValue: 0.2, baseFlaky: true };
     expect(head(v)).toBe("## ❌ evalgate — gate failed: 1 errored case, 1 possible regression");
   });
 
@@ -247,5 +254,37 @@ describe("the headline's regression count is the gate's (evidence: significant)"
     const v = significant(failingRun());
     for (const s of v.suites) s.regressions = "warn";
     expect(head(v)).toBe("## ❌ evalgate — gate failed: 1 errored case, 2 possible regressions");
+  });
+});
+
+describe("saying it the way a reviewer needs it (issue 27)", () => {
+  const significant = (v: ReturnType<typeof failingRun>) => {
+    for (const s of v.suites) s.regressionEvidence = "significant";
+    return v;
+  };
+  const render = (v: ReturnType<typeof failingRun>) => renderComment(v, { key: "k", maxChars: 65_536 });
+
+  it("a flip the gate does not count is not called regressed in bold (before: **regressed** for every flip)", () => {
+    const v = significant(failingRun());
+    const body = render(v);
+    expect(body).not.toContain("**regressed**");
+    expect(body).toContain("flipped (not counted)");
+    // A counted one still is.
+    const refund = v.cases.find((c) => c.testId === "refund-rounding")!;
+    refund.change = { ...refund.change!, pValue: 0.001, significant: true };
+    expect((render(v).match(/\*\*regressed\*\*/g) ?? []).length).toBe(1);
+  });
+
+  it("an inconclusive case gets the command that would settle it, before the case table (before: none)", () => {
+    const v = significant(failingRun());
+    const cart = v.cases.find((c) => c.testId === "empty-cart-total")!;
+    cart.evidence = "inconclusive";
+    cart.settleAttempts = 12;
+    const body = render(v);
+    expect(body).toContain(
+      `**Next step**: 1 case did not get enough attempts to tell noise from a real change. To settle it, comment \`/evalgate run --repeat 12 --test empty-cart-total --target ${cart.target}\`.`,
+    );
+    expect(body.indexOf("**Next step**")).toBeLessThan(body.indexOf("**Cases to review**"));
+    expect(render(significant(failingRun()))).not.toContain("**Next step**");
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { attemptsTimeline, rateChart } from "../../src/report/svg.js";
+import { attemptsTimeline, historyChart, rateChart } from "../../src/report/svg.js";
 
 describe("report.html figures", () => {
   it("draws base beside head with their 95 % intervals, told apart by shape and text, not colour", () => {
@@ -36,5 +36,36 @@ describe("report.html figures", () => {
     expect(svg).toContain("<title>attempt 2: error (not counted)</title>");
     expect(svg).toContain("■ passed · ☒ failed · △ error or timeout");
     expect(svg).not.toMatch(/#[0-9a-f]{3,6}\b|url\(|href=/i);
+  });
+});
+
+describe("the history chart", () => {
+  it("plots each base run, oldest first, then this run, with a text alternative", () => {
+    const svg = historyChart(
+      [
+        { label: "a1b2c3d", passed: 3, counted: 3 },
+        { label: "b2c3d4e", passed: 2, counted: 3 },
+      ],
+      { label: "this run", passed: 0, counted: 5 },
+      0.5,
+    );
+    expect(svg).toContain('<svg class="history" role="img"');
+    expect(svg).toContain(
+      "success rate over the base branch&#39;s runs, oldest first, then this run: a1b2c3d 3/3, b2c3d4e 2/3, this run 0/5".replace(
+        "&#39;",
+        "'",
+      ),
+    );
+    expect(svg.match(/<circle /g)).toHaveLength(2);
+    expect(svg.match(/<path d="M/g)).toHaveLength(1);
+    expect(svg).toContain("<title>policy threshold 50 %</title>");
+    expect(svg).toContain("<title>this run: 0/5 = 0 % (95 % interval 0 %–43 %)</title>");
+  });
+
+  it("draws nothing for fewer than two points, and escapes labels", () => {
+    expect(historyChart([], { label: "this run", passed: 1, counted: 1 })).toBe("");
+    expect(
+      historyChart([{ label: "<x>", passed: 1, counted: 1 }], { label: "h", passed: 0, counted: 1 }),
+    ).toContain("&lt;x&gt;");
   });
 });

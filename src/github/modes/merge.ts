@@ -7,6 +7,7 @@ import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { glob, isDynamicPattern } from "tinyglobby";
 import { readConfined } from "../../bundle/files.js";
+import { BaseHistory } from "../../bundle/history.js";
 import { bundleErrorAsUsage } from "../../bundle/read.js";
 import { defaultBundleDir } from "../../bundle/write.js";
 import { UsageError } from "../../errors.js";
@@ -121,7 +122,7 @@ export async function mergeMode(
       runId,
       version: VERSION,
       naming: ACTION_NAMING,
-      ...(base.bundle ? { baseline: base.bundle } : {}),
+      ...(base.bundle ? { history: new BaseHistory(base.bundles ?? [base.bundle]) } : {}),
       ...(gateExclude ? { gateExclude } : {}),
     }),
     (reason) => `input merge: ${reason}`,

@@ -108,7 +108,7 @@ export async function runMode(
         ...(inputs.token ? { redact: [inputs.token] } : {}),
         // Under pull_request_target the checkout, not the event, says what is evaluated.
         ...(ctx.sha && ctx.eventName !== "pull_request_target" ? { gitSha: ctx.sha } : {}),
-        ...(base.bundle ? { baseline: base.bundle } : {}),
+        ...(base.bundle ? { baselines: base.bundles ?? [base.bundle] } : {}),
         ...(times ? { shardTimes: times } : {}),
       },
       { runner: deps.runner, progress: deps.progress, logger: deps.logger, interruption: interrupt },
