@@ -12,9 +12,12 @@
 import { z } from "zod";
 import type { GatePolicy, OnError } from "../config/types.js";
 import type { FailureKind } from "../run/types.js";
+import { environmentSchema, resourcesSchema } from "./wire-environment-schema.js";
 import { admissionSchema, changeSchema, historyRunSchema } from "./wire-history-schema.js";
 
 export { admissionSchema, changeSchema, historyRunSchema };
+
+export { environmentSchema, resourcesSchema };
 
 export const SUMMARY_SCHEMA = "evalgate.summary/v1";
 export const CASE_SCHEMA = "evalgate.case/v1";
@@ -206,29 +209,6 @@ export const runRefSchema = z.looseObject({
   diff_truncated: z.boolean(),
   /** Relative to the case's result directory. */
   dir: z.string(),
-});
-
-/** Where a case ran: the image as the eval file named it (or evalgate built it), its digest, the workspace's path in it. */
-export const environmentSchema = z.looseObject({
-  image: z.string(),
-  digest: z.string(),
-  workdir: z.string(),
-  engine: z.string(),
-});
-
-/** A case's `resources:` as applied: each resource's bound (engine, cgroup, rlimit, watch) or why none. */
-export const resourcesSchema = z.looseObject({
-  memory_bytes: z.number().nullable(),
-  cpus: z.number().nullable(),
-  pids: z.number().nullable(),
-  disk_bytes: z.number().nullable(),
-  applied: z.array(
-    z.looseObject({
-      resource: z.enum(["memory", "cpus", "pids", "disk"]),
-      by: z.enum(["engine", "cgroup", "rlimit", "watch"]).nullable(),
-      note: z.string().nullable(),
-    }),
-  ),
 });
 
 /** A case's summary.json, in its result directory. */
