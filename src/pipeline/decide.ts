@@ -7,9 +7,9 @@ import { sideOfRow } from "../bundle/compare.js";
 import { rowKey } from "../bundle/read.js";
 import type { WireIndexRow } from "../bundle/wire.js";
 import type { FinishedCase } from "../bundle/write.js";
-import { type CaseSpec, identityKey, type Plan } from "../config/types.js";
+import { type CaseGate, type CaseSpec, identityKey, type Plan } from "../config/types.js";
 import { attemptsWanted } from "../gate/adaptive.js";
-import { decideCase } from "../gate/case.js";
+import { type CaseDecision, decideCase } from "../gate/case.js";
 import { compareCase } from "../gate/compare.js";
 import { decideRun, type GateCase, type RunGate } from "../gate/run.js";
 import type { AttemptResult, CaseRun } from "../run/types.js";
@@ -65,6 +65,28 @@ export function decideRunGate(
 }
 
 /**
+ * Whether a case's `error` verdict is one that more attempts cannot change: an attempt cancelled, or
+ * errored for good under `on_error: fail | retry` (it makes the case `error` whatever the others
+ * do), or, under `exclude`, no attempt counted at all (an agent that cannot start fails the same way
+ * every time: more tries would only repeat it).
+ */
+function errorSettled(d: CaseDecision, gate: CaseGate): boolean {
+  if (d.verdict !== "error") return false;
+  if (d.counts.cancelled > 0 || d.counts.counted === 0) return true;
+  return d.counts.errored > 0 && gate.onError !== "exclude";
+}
+
+/**
+ * The scheduler's question before a retry: whether the case's verdict is already settled as
+ * `error` by the attempts whose tries are over, so that no retry can change it.
+ */
+export function caseErrorSettled(spec: CaseSpec, settledTries: readonly AttemptResult[]): boolean {
+  if (settledTries.length === 0) return false;
+  const planned = Math.max(...settledTries.map((t) => t.attempt));
+  return errorSettled(decideCase(settledTries, planned, spec.gate), spec.gate);
+}
+
+/**
  * The scheduler's question for adaptive attempts, answered by the gate: the case's verdict so far,
  * and (against a baseline case that passed, with `regressions.evidence: significant`) whether a drop
  * is still open at the root's α divided by the cases compared (the strictest step of Holm's
@@ -82,6 +104,7 @@ export function adaptiveAttempts(
   }
   return (spec, tries, planned) => {
     const d = decideCase(tries, planned, spec.gate);
+    if (errorSettled(d, spec.gate)) return 0;
     const counted = d.counts.counted;
     const root = roots.get(spec.rootEvalPath);
     const base = baseRows.get(identityKey(spec.identity));
