@@ -180,6 +180,8 @@ export class StartStore {
       network: ws.setup.network ?? true,
       readOnly: [ws.setup.evalDir],
       writable: [path.join(root, "tree"), home, tmp],
+      // Setup sees the system folders and the folders on its PATH (it has no read_only: of its own).
+      fix: "setup sees the folders on its PATH: put {DIR} on PATH, or call the program by its real path",
     });
     const outcome = await runner.run({
       command: expandPlaceholders(ws.setup.command!, { WORKSPACE: agentDir, EVAL_DIR: ws.setup.evalDir }),
