@@ -16,6 +16,7 @@ import { WorkspaceError } from "./errors.js";
 import { git } from "./git.js";
 import { type CaptureInfo, captureInfoOf, type GitMeta, readGitMeta, restoreGitMeta } from "./git-guard.js";
 import { describeSeed, materializeSeed } from "./seed.js";
+import { firstErrorLine, keepToolLogs } from "./setup-failure.js";
 
 /**
  * The tag on the start commit. Its name predates the word "start commit" and stays: docs/eval-files.md
@@ -196,8 +197,15 @@ export class StartStore {
         : outcome.timedOut
           ? `timed out after ${Math.round(setupTimeoutMs / 1000)} s`
           : `exited with ${outcome.exitCode ?? outcome.signal}`;
-      const last = outcome.tail.trim().split("\n").slice(-3).join(" / ");
-      throw new WorkspaceError("setup", `setup command ${why}${last ? `: ${last}` : ""}`, { setupLog });
+      const log = await readFile(setupLog, "utf8").catch(() => outcome.tail);
+      await keepToolLogs(setupLog, log, home);
+      // The sandbox's own explanation (a last line of the log) outranks the command's first error.
+      const explained = outcome.tail.split("\n").find((l) => l.startsWith("evalgate: the sandbox"));
+      const cause = explained ?? firstErrorLine(log) ?? outcome.tail.trim().split("\n").slice(-3).join(" / ");
+      const where = " (the whole output is in the attempt's setup.log)";
+      throw new WorkspaceError("setup", `setup command ${why}${cause ? `: ${cause}` : ""}${where}`, {
+        setupLog,
+      });
     }
     return setupLog;
   }
