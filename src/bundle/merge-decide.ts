@@ -11,6 +11,11 @@ import { sideOfRow } from "./compare.js";
 import { usageTotalsOf, type WireCaseSummary, type WireChange, type WireIndexRow } from "./wire.js";
 
 /** The case's verdict, decided again from its tries. */
+/** A case summary's policy rate: `min_rate`, or `threshold` in bundles written before the rename. */
+export function policyRate(policy: { min_rate?: number | null; threshold?: number | null }): number | null {
+  return policy.min_rate ?? policy.threshold ?? null;
+}
+
 export function decisionOf(summary: WireCaseSummary): CaseDecision {
   const tries: TryOutcome[] = summary.runs.map((r) => ({
     attempt: r.attempt,
@@ -23,7 +28,7 @@ export function decisionOf(summary: WireCaseSummary): CaseDecision {
     policy: summary.policy.name,
     onError: summary.policy.on_error,
     retries: 0,
-    ...(summary.policy.threshold !== null ? { threshold: summary.policy.threshold } : {}),
+    ...(policyRate(summary.policy) !== null ? { threshold: policyRate(summary.policy)! } : {}),
   };
   const planned = Math.max(summary.attempts.planned, ...tries.map((t) => t.attempt));
   return decideCase(tries, planned, gate);

@@ -181,7 +181,16 @@ export const caseSummarySchema = z.looseObject({
   instruction: z.string(),
   tags: texts,
   /** The case's gate: what its verdict was decided by (a merge decides it again from `runs`). */
-  policy: z.looseObject({ name: policyName, threshold: z.number().nullable(), on_error: onError }),
+  /**
+   * `min_rate` is the policy's rate (gate.min_rate). Bundles written before evalgate named it so
+   * record `threshold` instead: a reader takes `min_rate ?? threshold` (docs/bundle.md).
+   */
+  policy: z.looseObject({
+    name: policyName,
+    min_rate: z.number().nullable().optional(),
+    threshold: z.number().nullable().optional(),
+    on_error: onError,
+  }),
   verdict,
   classification,
   flaky: z.boolean(),

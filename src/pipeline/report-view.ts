@@ -218,7 +218,11 @@ function caseOf(row: Json, summary: Json | null): CaseView {
     meanScore: num(row.mean_score),
     meanPassRate: num(row.mean_pass_rate),
     policy: policy
-      ? { name: text(policy.name), threshold: num(policy.threshold), onError: text(policy.on_error) }
+      ? {
+          name: text(policy.name),
+          threshold: num(policy.min_rate ?? policy.threshold),
+          onError: text(policy.on_error),
+        }
       : null,
     change: changeOf(row.change),
     usage: usageRollupOf(row.usage),

@@ -412,5 +412,12 @@ tests:
     expect(seen.length).toBe(row.runs.length);
     for (const [done, total] of seen) expect(done).toBeLessThanOrEqual(total);
     expect(seen.at(-1)).toEqual([row.runs.length, row.runs.length]);
+    // One name per idea: the case summary records the policy's rate as min_rate (before: threshold).
+    const caseSummary = readJson<{ policy: Record<string, unknown> }>(path.join(dir, "b", row.summary_path));
+    expect(caseSummary.policy).toEqual({
+      name: "attempt_success_rate_at_least",
+      min_rate: 0.5,
+      on_error: "fail",
+    });
   });
 });
