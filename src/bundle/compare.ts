@@ -2,7 +2,7 @@
 import { type ChangeKind, type ComparedCase, compareCase, type RunComparison } from "../gate/compare.js";
 import { type GateCase, sortRegressions } from "../gate/run.js";
 import { type Bundle, rowKey } from "./read.js";
-import { rootsOf } from "./summary.js";
+import { isProposed, rootsOf } from "./summary.js";
 import { type WireComparison, type WireIdentity, type WireIndexRow, wireChange } from "./wire.js";
 
 export const COMPARE_SCHEMA = "evalgate.compare/v1";
@@ -117,7 +117,8 @@ export function wireBundleComparison(c: RunComparison): BundleComparison {
 function countedRegressions(head: Bundle, baseRows: ReadonlyMap<string, WireIndexRow>): Set<string> {
   const out = new Set<string>();
   for (const root of rootsOf(head.summary.evals)) {
-    const mine = head.rows.filter((r) => r.root_eval_path === root.evalPath);
+    // A proposed case (new in a pull request, docs/exam.md) never gates: it is no regression.
+    const mine = head.rows.filter((r) => r.root_eval_path === root.evalPath && !isProposed(r));
     const cases = mine.map((r): GateCase & { key: string } => ({
       key: rowKey(r),
       identity: { evalPath: r.eval_path, testId: r.test_id, target: r.target },

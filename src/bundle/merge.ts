@@ -14,7 +14,7 @@ import { openRows } from "../sandbox/threat-model.js";
 import { applyBaseline, comparisonSummary } from "./compare.js";
 import { mergedGateCase } from "./merge-decide.js";
 import { type Bundle, BundleError, confinedPath, readBundle, readCaseSummary, rowKey } from "./read.js";
-import { buildSummary, rootsOf } from "./summary.js";
+import { buildSummary, examCounted, isProposed, rootsOf } from "./summary.js";
 import type { WireCaseSummary, WireEval, WireIndexRow, WireIsolation, WireSummary } from "./wire.js";
 import { checkNewBundleFolder, writeJson } from "./write.js";
 
@@ -122,7 +122,12 @@ export async function mergeShards(
   const cases = rows.map((r, i) =>
     mergedGateCase(r, caseSummaries[i]!, baseRows?.get(rowKey(r)), Boolean(baseRows)),
   );
-  const gate = decideRun(rootsOf(evals), cases, budgetStops);
+  // Proposed cases (new in the pull request, docs/exam.md) ran and are reported, but never gate.
+  const gate = decideRun(
+    rootsOf(evals),
+    cases.filter((_, i) => !isProposed(rows[i]!)),
+    budgetStops,
+  );
   const hadComparison = shards.some((b) => b.summary.comparison);
   const interrupted = shards
     .filter((b) => b.summary.status === "interrupted")
@@ -153,6 +158,7 @@ export async function mergeShards(
       : hadComparison
         ? mergedComparison(shards, rows)
         : null,
+    first.exam ? examCounted(first.exam, rows) : null,
   );
   const isolation = mergedIsolation(shards);
   if (isolation) summary.isolation = isolation;

@@ -2,7 +2,7 @@
  * The run's summary.json: its counts and rollups computed from the index rows, so that a run and a
  * merge of shards produce it the same way; its gate is decided by the caller, from the cases' tries.
  */
-import type { EvalRoot } from "../config/types.js";
+import type { EvalRoot, PlanExam } from "../config/types.js";
 import type { RunGate } from "../gate/run.js";
 import { sumTotals, type UsageTotals } from "../run/usage.js";
 import {
@@ -10,6 +10,7 @@ import {
   usageTotalsOf,
   type WireComparison,
   type WireEval,
+  type WireExam,
   type WireIndexRow,
   type WireSummary,
   type WireTargetRollup,
@@ -31,6 +32,43 @@ export interface RunInfo {
   interrupted?: string;
 }
 
+/** A case new in the checkout, run from its own definition: reported, never gating or counted (docs/exam.md). */
+export const isProposed = (row: Pick<WireIndexRow, "exam">): boolean => row.exam?.status === "proposed";
+
+/** summary.json's `exam`: where it was read from, what the checkout changes, and its cases by kind. */
+export function wireExam(
+  exam: PlanExam,
+  rows: readonly WireIndexRow[],
+  quarantine: readonly string[] = [],
+): WireExam {
+  return examCounted(
+    {
+      sha: exam.sha,
+      ref: exam.ref,
+      files: exam.files.map((f) => ({ eval_path: f.evalPath, change: f.change, changes: [...f.changes] })),
+      quarantine: [...quarantine],
+    },
+    rows,
+  );
+}
+
+/** A recorded `exam` with its counts taken again from `rows` (a merge of shards). */
+export function examCounted(
+  exam: Pick<WireExam, "sha" | "ref" | "files" | "quarantine">,
+  rows: readonly WireIndexRow[],
+): WireExam {
+  const n = (status: string) => rows.filter((r) => r.exam?.status === status).length;
+  return {
+    sha: exam.sha,
+    ref: exam.ref,
+    files: exam.files,
+    quarantine: exam.quarantine,
+    proposed: n("proposed"),
+    changed: n("changed"),
+    removed: n("removed"),
+  };
+}
+
 export function wireEvals(roots: readonly EvalRoot[], rows: readonly WireIndexRow[]): WireEval[] {
   return roots.map((r) => ({
     eval_path: r.evalPath,
@@ -47,7 +85,7 @@ export function wireEvals(roots: readonly EvalRoot[], rows: readonly WireIndexRo
       tokens: r.budget.tokens ?? null,
       duration_ms: r.budget.durationMs ?? null,
     },
-    cases: rows.filter((row) => row.root_eval_path === r.evalPath).length,
+    cases: rows.filter((row) => row.root_eval_path === r.evalPath && !isProposed(row)).length,
   }));
 }
 
@@ -85,13 +123,16 @@ export function rootsOf(evals: readonly WireEval[]): EvalRoot[] {
 export function buildSummary(
   info: RunInfo,
   evals: readonly WireEval[],
-  rows: readonly WireIndexRow[],
+  allRows: readonly WireIndexRow[],
   gate: RunGate,
   budgetStops: ReadonlyMap<string, string>,
   comparison: WireComparison | null = null,
+  exam: WireExam | null = null,
 ): WireSummary {
   const targets = new Map<string, WireTargetRollup>();
   const usages = new Map<string, (UsageTotals | null)[]>();
+  // Counts and per-target numbers describe the cases the gate weighed; usage, everything that ran.
+  const rows = allRows.filter((r) => !isProposed(r));
   for (const r of rows) {
     let roll = targets.get(r.target);
     if (!roll) {
@@ -173,8 +214,9 @@ export function buildSummary(
       attempts_errored: tries.filter((t) => t.status === "error" || t.status === "timeout").length,
     },
     targets: [...targets.values()],
-    usage: wireUsageTotals(sumTotals(rows.map((r) => usageTotalsOf(r.usage)))),
+    usage: wireUsageTotals(sumTotals(allRows.map((r) => usageTotalsOf(r.usage)))),
     comparison,
+    ...(exam ? { exam } : {}),
     index: "index.jsonl",
   };
 }

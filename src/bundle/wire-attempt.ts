@@ -87,6 +87,7 @@ export function wireAttempt(spec: CaseSpec, r: AttemptResult, setupLog: boolean)
           error: r.agent.error ?? null,
           stopped: r.agent.stopped ?? null,
           activity: r.agent.activity ?? null,
+          infrastructure: r.agent.infrastructure ?? null,
         }
       : null,
     diff: r.diff

@@ -108,6 +108,38 @@ export const targetRollupSchema = z.looseObject({
 
 const identity = { eval_path: z.string().min(1), test_id: z.string().min(1), target: z.string().min(1) };
 
+/**
+ * How a case stands to the exam read from another commit (docs/exam.md): proposed (new in the
+ * checkout, run from its own definition, never gating), changed (judged by the exam's definition;
+ * `changes` names what the checkout changes), removed (the checkout no longer has it; run all the same).
+ */
+export const caseExamSchema = z.looseObject({
+  status: z.enum(["proposed", "changed", "removed"]),
+  changes: texts,
+});
+
+/** Where the run's exam was read from, and what the checkout changes in it (applies after merge). */
+export const examSchema = z.looseObject({
+  /** The commit the exam was read from. */
+  sha: z.string(),
+  /** The ref as given (`--exam-from`, or the pull request's base commit). */
+  ref: z.string(),
+  /** Eval files the checkout adds, removes, or whose gate or paths it changes. */
+  files: z.array(
+    z.looseObject({
+      eval_path: z.string(),
+      change: z.enum(["added", "removed", "changed"]),
+      changes: texts,
+    }),
+  ),
+  /** What the checkout changes in the quarantine file (entries added or lifted). */
+  quarantine: texts,
+  /** Cases of each kind (index.jsonl `exam` says which). */
+  proposed: count,
+  changed: count,
+  removed: count,
+});
+
 /** One line of index.jsonl: a case, its verdict and where its files are. */
 export const indexRowSchema = z.looseObject({
   ...identity,
@@ -149,6 +181,8 @@ export const indexRowSchema = z.looseObject({
     }),
   ),
   change: changeSchema.nullable(),
+  /** Set when the exam came from another commit and the case is not as it has it (absent: as it has it). */
+  exam: caseExamSchema.nullable().optional(),
 });
 
 /** One try of a case, as its summary.json lists it. */
@@ -297,6 +331,8 @@ export const summarySchema = z.looseObject({
   /** What every case of the run used. */
   usage: usageTotalsSchema.nullable(),
   comparison: comparisonSchema.nullable(),
+  /** Where the exam was read from when not the checkout's own (absent or null: the checkout's). */
+  exam: examSchema.nullable().optional(),
   /**
    * What the agents ran under (bundle/wire.ts WireIsolation); absent in older bundles. A merge
    * reads a shard's field by field (an unknown level counts as none), so it is not refused here.

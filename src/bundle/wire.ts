@@ -15,6 +15,7 @@ import type {
   comparisonSchema,
   countsSchema,
   evalSchema,
+  examSchema,
   indexRowSchema,
   runRefSchema,
   summarySchema,
@@ -38,6 +39,7 @@ export type WireComparison = z.infer<typeof comparisonSchema>;
 export type WireTargetRollup = z.infer<typeof targetRollupSchema>;
 export type WireUsageTotals = z.infer<typeof usageTotalsSchema>;
 export type WireEval = z.infer<typeof evalSchema>;
+export type WireExam = z.infer<typeof examSchema>;
 
 export interface WireIdentity {
   eval_path: string;

@@ -331,6 +331,7 @@ export class BundleWriter {
               diff_path: t.diff ? `${resultDir}/${t.dirName}/diff.patch` : null,
             })),
             change: c.change ? wireChange(c.change) : null,
+            exam: c.spec.exam ? { status: c.spec.exam.status, changes: [...c.spec.exam.changes] } : null,
           } satisfies WireIndexRow,
           structural,
         ),

@@ -3,6 +3,7 @@
  * values themselves are parsed by the shared parsers of config/options.ts.
  */
 import type { OptionNaming } from "../config/options.js";
+import type { ExamRequest } from "../pipeline/exam.js";
 
 export const CLI_NAMING: OptionNaming = {
   given: (option, value) => `--${option} ${value}`,
@@ -10,3 +11,11 @@ export const CLI_NAMING: OptionNaming = {
   filters: "the --target / --test / --tag filters",
   roomOnDisk: "give --out and --work-dir folders on a disk with room",
 };
+
+/** `--exam-from REF`: the exam read from REF as the action reads a pull request's base (docs/exam.md). */
+export function examRequest(ref: string): ExamRequest {
+  return {
+    ref,
+    fix: "Name a commit or ref the repository has, or fetch it first (git fetch origin <ref>).",
+  };
+}

@@ -78,6 +78,10 @@ export function cliProgram(io: CommandIO, exit: (status: number) => void): Comma
       "run shard I of N (merge the shards' bundles with evalgate merge)",
       flag(parseShard, "--shard"),
     )
+    .option(
+      "--exam-from <ref>",
+      "read the exam (tests, scorers, verifiers, gate) from this commit, the targets from the working tree, as the action judges a pull request by its base",
+    )
     .action(async (paths: string[], o: RunFlags) =>
       exit(await (await import("./run.js")).runCommand(paths, o, io)),
     );
@@ -112,6 +116,10 @@ export function cliProgram(io: CommandIO, exit: (status: number) => void): Comma
     .option("--concurrency <n>", "with --solvable: attempts at once", flag(parseConcurrency, "--concurrency"))
     .option("--out <dir>", "with --solvable: keep the bundle of the check here (default: not kept)")
     .option("--json", "with --solvable: print the report as JSON")
+    .option(
+      "--exam-from <ref>",
+      "read the exam from this commit and the targets from the working tree; list what the working tree proposes, changes or removes",
+    )
     .action(async (paths: string[], o: ValidateFlags) =>
       exit(await (await import("./validate.js")).validateCommand(paths, o, io)),
     );

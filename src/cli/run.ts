@@ -1,14 +1,15 @@
 /** `evalgate run`: the eval files → a run bundle, the case table, and the gate's exit status. */
 import type { RepeatSetting } from "../config/types.js";
 import { EXIT } from "../errors.js";
-import { StreamLogger } from "../log.js";
+import { type Logger, StreamLogger } from "../log.js";
+import { type OpenExam, openExam } from "../pipeline/exam.js";
 import { type RunOptions, runEvals } from "../pipeline/run.js";
 import { LineProgress, LiveProgress, type Progress, SilentProgress } from "../report/console.js";
 import { renderCaseTable, renderRunFooter } from "../report/table.js";
 import { exitCodeOf, SignalInterrupt } from "../run/interrupt.js";
 import { ChildProcessRunner, killLiveGroups } from "../sandbox/process.js";
 import { repositoryRoot } from "../workspace/git.js";
-import { CLI_NAMING } from "./args.js";
+import { CLI_NAMING, examRequest } from "./args.js";
 import { type CommandIO, isCi } from "./io.js";
 
 /** The flags of `evalgate run`, as commander parses them (cli/program.ts). */
@@ -24,6 +25,7 @@ export interface RunFlags {
   json?: boolean;
   baseline?: string;
   shard?: RunOptions["shard"];
+  examFrom?: string;
 }
 
 function progressFor(io: CommandIO, json: boolean): Progress {
@@ -32,11 +34,30 @@ function progressFor(io: CommandIO, json: boolean): Progress {
 }
 
 export async function runCommand(paths: string[], o: RunFlags, io: CommandIO): Promise<number> {
+  const json = Boolean(o.json);
+  // With --json, stdout is the summary alone.
+  const logger = json ? new StreamLogger(io.stderr, io.stderr) : io.logger;
+  const projectRoot = await repositoryRoot(io.cwd);
+  const exam = o.examFrom ? await openExam(projectRoot, examRequest(o.examFrom), logger) : undefined;
+  try {
+    return await runWith(paths, o, io, { projectRoot, logger, ...(exam ? { exam } : {}) });
+  } finally {
+    await exam?.close();
+  }
+}
+
+async function runWith(
+  paths: string[],
+  o: RunFlags,
+  io: CommandIO,
+  with_: { projectRoot: string; logger: Logger; exam?: OpenExam },
+): Promise<number> {
   const { stdout, stderr, cwd } = io;
   const json = Boolean(o.json);
   const opts: RunOptions = {
     cwd,
-    projectRoot: await repositoryRoot(cwd),
+    projectRoot: with_.projectRoot,
+    ...(with_.exam ? { exam: with_.exam } : {}),
     paths,
     targets: o.target,
     tests: o.test,
@@ -56,8 +77,7 @@ export async function runCommand(paths: string[], o: RunFlags, io: CommandIO): P
     result = await runEvals(opts, {
       runner: new ChildProcessRunner(),
       progress: progressFor(io, json),
-      // With --json, stdout is the summary alone.
-      logger: json ? new StreamLogger(stderr, stderr) : io.logger,
+      logger: with_.logger,
       interruption: interrupt,
     });
   } finally {

@@ -87,11 +87,18 @@ export interface VerifierSpec {
   to: string;
 }
 
+/** `protected` (the default): checked after the agent and put back; `writable`: the agent's to change. */
+export type GuardMode = "protected" | "writable";
+
 /** What the scorers see besides the agent's work: protected paths and hidden verifiers. */
 export interface ScoringGuards {
   /** Globs relative to the workspace, restored from the start tree before scoring. */
   protected: string[];
   verifiers: VerifierSpec[];
+  /** The trees setup built (what the start tree ignores): absent means protected. */
+  setupTrees?: GuardMode;
+  /** Test configuration files (package.json scripts, conftest.py, ...): absent means protected. */
+  testConfig?: GuardMode;
 }
 
 export interface WorkspaceSpec extends ScoringGuards {
@@ -214,6 +221,34 @@ export interface EvalRoot {
   paths?: string[];
 }
 
+/**
+ * How a case stands to the exam when the exam comes from another commit (docs/exam.md):
+ * `proposed` — new in the checkout, run from its own definition and never gating; `changed` — the
+ * checkout changes its definition (`changes` says what), judged by the exam's; `removed` — the
+ * checkout no longer has it, run from the exam's all the same.
+ */
+export interface CaseExam {
+  status: "proposed" | "changed" | "removed";
+  /** What the checkout changes in the case's exam ("scorer unit", "verifiers", "instruction", ...). */
+  changes: string[];
+}
+
+/** An eval file the checkout adds, removes or changes (its gate, its paths) against the exam. */
+export interface ExamFileChange {
+  evalPath: string;
+  change: "added" | "removed" | "changed";
+  changes: string[];
+}
+
+/** Where the exam came from, and what the checkout changes in it at file level. */
+export interface PlanExam {
+  /** The commit the exam was read from. */
+  sha: string;
+  /** The ref as given (`--exam-from`, or the pull request's base commit). */
+  ref: string;
+  files: ExamFileChange[];
+}
+
 /** One case: a test run by one target, `repeat` times. */
 export interface CaseSpec {
   identity: Identity;
@@ -237,6 +272,8 @@ export interface CaseSpec {
   environment?: EnvironmentSpec;
   /** Per-attempt limits. */
   resources?: ResourceSpec;
+  /** Set when the exam comes from another commit and this case is not as the exam has it. */
+  exam?: CaseExam;
 }
 
 /** What a target's agent may reach: its allow-list, else its sandbox's switch, else everything. */
@@ -252,6 +289,13 @@ export interface Plan {
   concurrency: number;
   /** Notes for the user (suites that run through a wrapper, filters that matched nothing). */
   notes: string[];
+  /** Set when the exam was read from another commit (docs/exam.md). */
+  exam?: PlanExam;
+  /**
+   * Answer keys no case of the plan names but an agent must not read either: the checkout's copies
+   * of the exam's verifiers and references, and those of the checkout's own definitions.
+   */
+  answerKeys?: string[];
   /** Advice for the eval file's author that `validate` shows (a scorer that would say more). */
   tips?: string[];
 }

@@ -76,6 +76,9 @@ const VERIFIER: readonly FailureKind[] = ["scorer_error", "scorer_timeout", "ver
 const INFRASTRUCTURE: readonly FailureKind[] = ["workspace_error", "setup_error", "agent_exit"];
 
 function errorGroup(a: TryOutcome): "verifier" | "infrastructure" | "timeout" | undefined {
+  // An agent that timed out or exited non-zero without evidence of infrastructure trouble failed:
+  // its failure_kind says how it ended, its status that it is counted (docs/decisions/0192).
+  if (a.status !== "error" && a.status !== "timeout") return undefined;
   if (a.status === "timeout" || a.failureKind === "agent_timeout") return "timeout";
   if (a.failureKind && VERIFIER.includes(a.failureKind)) return "verifier";
   if (a.failureKind && INFRASTRUCTURE.includes(a.failureKind)) return "infrastructure";

@@ -11,19 +11,20 @@ import path from "node:path";
 import picomatch from "picomatch";
 import { type Bundle, rowKey } from "../bundle/read.js";
 import type { WireIndexRow } from "../bundle/wire.js";
-import type { GateInput } from "../config/schema/gate.js";
+import type { Plan } from "../config/types.js";
 import { UsageError } from "../errors.js";
 import type { Logger } from "../log.js";
+import { type OpenExam, openExam } from "../pipeline/exam.js";
 import { checkedPlan } from "../pipeline/plan.js";
 import type { RunOptions } from "../pipeline/run.js";
-import { gateChangeSection, type QuarantineBlock, quarantineSection, skippedSection } from "../report/bot.js";
+import { type QuarantineBlock, quarantineSection, skippedSection } from "../report/bot.js";
 import { repositoryRoot } from "../workspace/git.js";
 import { type CommandRequest, commandRequest, type Outcome, obj, type PrFacts, str } from "./bot-command.js";
 import { bestEffort, explainApiError, type GitHubClient } from "./client.js";
 import type { EventContext } from "./context.js";
 import { type ActionInputs, checkWorkingDirectory } from "./inputs.js";
 import { activeEntry, applyQuarantine, parseQuarantine, type Quarantine } from "./quarantine.js";
-import { contentsApi, trustedGates, trustedQuarantine } from "./trusted.js";
+import { EXAM_FIX, tarballApi, trustedQuarantine } from "./trusted.js";
 
 type Json = Record<string, unknown>;
 
@@ -47,10 +48,19 @@ export interface BotPlan {
   sections(rows: readonly WireIndexRow[], baseline: Bundle | undefined): string[];
   /** After the run (or the skip): reactions, commit status, label removal. */
   finish(outcome: Outcome, detailsUrl?: string): Promise<void>;
+  /** At the step's end, whatever happened: removes the exam's files. */
+  close(): Promise<void>;
 }
 
 function noop(ctx: EventContext, skipped?: string): BotPlan {
-  return { ctx, ...(skipped ? { skipped } : {}), run: {}, sections: () => [], finish: async () => {} };
+  return {
+    ctx,
+    ...(skipped ? { skipped } : {}),
+    run: {},
+    sections: () => [],
+    finish: async () => {},
+    close: async () => {},
+  };
 }
 
 /** A label of the `labels` input that `name` is: the label itself or NAME:TAG. */
@@ -140,66 +150,126 @@ export async function prepareBot(inputs: ActionInputs, ctx0: EventContext, deps:
   // The run's own options, as the bot leaves them; a first look at the plan finds suites and paths.
   const options = { ...inputs.mode.options, ...run };
   const root = await repositoryRoot(options.cwd);
-  const onPr = pr !== null && ctx.eventName !== "push";
-  const plan = onPr ? await checkedPlan({ ...options, projectRoot: root }, { agentPrograms: false }) : null;
-
-  // Suites the pull request cannot change the result of (paths:), skipped. A command runs all it asks for.
-  let skipped: { name: string; evalPath: string; paths: string[] }[] = [];
-  if (plan && pr && client && !command && ctx.eventName === "pull_request") {
-    const withPaths = plan.roots.filter((r) => r.paths?.length);
-    if (withPaths.length) {
-      const files = await changedFiles(client, ctx, pr.number).catch((error: unknown) => {
-        throw new UsageError(
-          explainApiError(error, `listing the files of PR #${pr!.number}`, "pull-requests: read"),
-        );
-      });
-      skipped = withPaths
-        .filter((r) => {
-          const isMine = picomatch([...r.paths!, r.evalPath], { dot: true });
-          return !files.some((f) => isMine(f));
-        })
-        .map((r) => ({ name: r.name, evalPath: r.evalPath, paths: r.paths! }));
-      if (skipped.length) {
-        run.skipEvals = new Set(skipped.map((s) => s.evalPath));
-        logger.info(
-          `skipping ${skipped.map((s) => s.evalPath).join(", ")}: the pull request changes none of their paths`,
-        );
-      }
-    }
+  const exam = await examOfPullRequest(inputs, ctx, pr, root, deps);
+  try {
+    if (exam) run.exam = exam;
+    return await judged(inputs, deps, {
+      ctx,
+      pr,
+      command,
+      root,
+      options: { ...options, ...run },
+      run,
+      sections,
+      finishers,
+      exam,
+    });
+  } catch (error) {
+    await exam?.close();
+    throw error;
   }
+}
 
-  // The gate and the quarantine a PR is judged by: the base commit's.
-  // Not in the merge queue: a PR gets there only after its own check, judged by the base's rules, passed.
+/**
+ * The exam a pull request is judged by: its base commit's (docs/exam.md), on `pull_request` and on
+ * comment commands, unless trust-pr-gate. Not in the merge queue: a PR gets there only after its own
+ * check, judged by the base's exam, passed; nor on push: the pushed commit is the base.
+ */
+async function examOfPullRequest(
+  inputs: ActionInputs,
+  ctx: EventContext,
+  pr: PrFacts | null,
+  root: string,
+  deps: BotDeps,
+): Promise<OpenExam | null> {
   const untrusted = ctx.eventName === "pull_request" || ctx.eventName === "issue_comment";
-  const trusted = untrusted && pr?.baseSha && !inputs.trustPrGate ? pr.baseSha : null;
-  let quarantine: Quarantine | null = null;
-  const qRel = path.relative(root, path.resolve(inputs.cwd, inputs.quarantineFile));
-  if (trusted && plan) {
-    const evalPaths = [
-      ...new Set([...plan.roots.map((r) => r.evalPath), ...plan.cases.map((c) => c.identity.evalPath)]),
-    ];
-    const remote = client ? contentsApi(client, ctx) : undefined;
-    const rules = await trustedGates(root, trusted, evalPaths, remote);
-    run.gateOverride = rules.gates as Map<string, GateInput | undefined>;
-    const tq = await trustedQuarantine(root, trusted, qRel, deps.today, remote);
-    quarantine = tq.quarantine;
-    const change = gateChangeSection(
-      [...rules.gateChanges].map(([evalPath, lines]) => ({ evalPath, lines })),
-      tq.changes,
-      trusted,
+  if (!untrusted || !pr?.baseSha || inputs.trustPrGate) return null;
+  const client = deps.client;
+  return openExam(
+    root,
+    {
+      ref: pr.baseSha,
+      name: "the base commit",
+      ...(client ? { tarball: tarballApi(client, ctx) } : {}),
+      fix: EXAM_FIX,
+    },
+    deps.logger,
+  );
+}
+
+interface Judging {
+  ctx: EventContext;
+  pr: PrFacts | null;
+  command: CommandRequest | null;
+  root: string;
+  options: RunOptions;
+  /** Options the bot adds to the run (filled in here). */
+  run: Partial<RunOptions>;
+  sections: string[];
+  finishers: ((outcome: "pass" | "fail" | "error", url?: string) => Promise<void>)[];
+  exam: OpenExam | null;
+}
+
+/** Suites the pull request cannot change the result of (paths:), skipped. A command runs all it asks for. */
+async function skippedByPaths(
+  j: Judging,
+  plan: Plan | null,
+  deps: BotDeps,
+): Promise<{ name: string; evalPath: string; paths: string[] }[]> {
+  const { ctx, pr, command } = j;
+  const client = deps.client;
+  if (!plan || !pr || !client || command || ctx.eventName !== "pull_request") return [];
+  const withPaths = plan.roots.filter((r) => r.paths?.length);
+  if (!withPaths.length) return [];
+  const files = await changedFiles(client, ctx, pr.number).catch((error: unknown) => {
+    throw new UsageError(
+      explainApiError(error, `listing the files of PR #${pr.number}`, "pull-requests: read"),
     );
-    if (change) {
-      sections.push(change);
-      logger.info(`the pull request changes its rules; judged by the base commit ${trusted.slice(0, 7)}'s`);
-    }
-  } else {
-    const text = await readFile(path.join(root, qRel), "utf8").catch(() => null);
-    if (text !== null) quarantine = parseQuarantine(text, qRel, deps.today);
+  });
+  const skipped = withPaths
+    .filter((r) => {
+      const isMine = picomatch([...r.paths!, r.evalPath], { dot: true });
+      return !files.some((f) => isMine(f));
+    })
+    .map((r) => ({ name: r.name, evalPath: r.evalPath, paths: r.paths! }));
+  if (skipped.length) {
+    j.run.skipEvals = new Set(skipped.map((s) => s.evalPath));
+    deps.logger.info(
+      `skipping ${skipped.map((s) => s.evalPath).join(", ")}: the pull request changes none of their paths`,
+    );
   }
+  return skipped;
+}
+
+/** The quarantine: the base commit's with an exam from it (what the PR changes applies after merge). */
+async function quarantineOf(j: Judging, inputs: ActionInputs, deps: BotDeps): Promise<Quarantine | null> {
+  const qRel = path.relative(j.root, path.resolve(inputs.cwd, inputs.quarantineFile));
+  if (j.exam) {
+    const tq = await trustedQuarantine(j.root, j.exam, qRel, deps.today);
+    if (tq.changes.length) j.run.quarantineChanges = tq.changes;
+    return tq.quarantine;
+  }
+  const text = await readFile(path.join(j.root, qRel), "utf8").catch(() => null);
+  return text === null ? null : parseQuarantine(text, qRel, deps.today);
+}
+
+/** The rules of the run (paths, quarantine) and the comment's bot blocks, once the exam is known. */
+async function judged(inputs: ActionInputs, deps: BotDeps, j: Judging): Promise<BotPlan> {
+  const { ctx, pr, sections, finishers, exam } = j;
+  const onPr = pr !== null && ctx.eventName !== "push";
+  const plan = onPr
+    ? await checkedPlan({ ...j.options, projectRoot: j.root }, { agentPrograms: false })
+    : null;
+  const skipped = await skippedByPaths(j, plan, deps);
+  const quarantine = await quarantineOf(j, inputs, deps);
   if (quarantine) {
     const q = quarantine;
-    run.gateExclude = (row) => activeEntry(q, row) !== undefined;
+    j.run.gateExclude = (row) => activeEntry(q, row) !== undefined;
   }
+  if (exam && (plan?.cases.some((c) => c.exam) || plan?.exam?.files.length || j.run.quarantineChanges))
+    deps.logger.info(
+      `the pull request changes its exam; it is judged by ${exam.label}'s, and its changes apply after merge`,
+    );
 
   const allSkipped = plan !== null && skipped.length > 0 && skipped.length === plan.roots.length;
   const makeSections = (rows: readonly WireIndexRow[], baseline: Bundle | undefined): string[] => {
@@ -241,7 +311,7 @@ export async function prepareBot(inputs: ActionInputs, ctx0: EventContext, deps:
   };
   return {
     ctx,
-    run,
+    run: j.run,
     ...(allSkipped
       ? {
           skipped: `the pull request changes none of the files the suites depend on (paths: of ${skipped.map((s) => s.evalPath).join(", ")})`,
@@ -250,5 +320,8 @@ export async function prepareBot(inputs: ActionInputs, ctx0: EventContext, deps:
       : {}),
     sections: makeSections,
     finish,
+    close: async () => {
+      await exam?.close();
+    },
   };
 }

@@ -10,7 +10,7 @@ import { LineProgress, type Progress } from "../report/console.js";
 import { shardFinished } from "../report/format.js";
 import { ChildProcessRunner, type ProcessRunner } from "../sandbox/process.js";
 import { ActionsArtifactStore, type ArtifactStore } from "./artifact.js";
-import { prepareBot } from "./bot.js";
+import { type BotPlan, prepareBot } from "./bot.js";
 import { createClient } from "./client.js";
 import { readEventContext, readEventPayload, runUrl } from "./context.js";
 import { envInputReader, parseInputs } from "./inputs.js";
@@ -33,6 +33,7 @@ export async function run(
   deps: StepDeps = { env: process.env, artifacts: new ActionsArtifactStore(), logger: new ActionsLogger() },
 ): Promise<number> {
   const { env, logger } = deps;
+  let bot: BotPlan | undefined;
   try {
     const inputs = parseInputs(envInputReader(env), { workspace: env.GITHUB_WORKSPACE || process.cwd() });
     maskSecret(inputs.token);
@@ -42,7 +43,7 @@ export async function run(
     const client = inputs.token
       ? createClient({ token: inputs.token, baseUrl: first.apiUrl, logger })
       : undefined;
-    const bot = await prepareBot(inputs, first, {
+    bot = await prepareBot(inputs, first, {
       client,
       logger,
       payload: readEventPayload(env),
@@ -96,5 +97,8 @@ export async function run(
     });
     logger.fail(failure.message);
     return failure.status;
+  } finally {
+    // The exam's files (the base commit's, outside the checkout) go with the step.
+    await bot?.close();
   }
 }

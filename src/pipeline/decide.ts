@@ -52,8 +52,8 @@ export function gateCaseOf(c: FinishedCase): GateCase {
 }
 
 /**
- * The run gate over the finished cases but the `excluded` ones (quarantined: they run and are
- * reported, but do not gate).
+ * The run gate over the finished cases but the `excluded` ones (quarantined) and the proposed ones
+ * (new in the pull request, docs/exam.md): they run and are reported, but do not gate.
  */
 export function decideRunGate(
   plan: Plan,
@@ -61,7 +61,8 @@ export function decideRunGate(
   budgetStops: ReadonlyMap<string, string>,
   excluded: (c: FinishedCase) => boolean = () => false,
 ): RunGate {
-  return decideRun(plan.roots, finished.filter((c) => !excluded(c)).map(gateCaseOf), budgetStops);
+  const gating = finished.filter((c) => !excluded(c) && c.spec.exam?.status !== "proposed");
+  return decideRun(plan.roots, gating.map(gateCaseOf), budgetStops);
 }
 
 /**

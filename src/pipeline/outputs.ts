@@ -10,7 +10,7 @@ import path from "node:path";
 import { comparisonSummary } from "../bundle/compare.js";
 import type { Bundle } from "../bundle/read.js";
 import { sealBundle } from "../bundle/seal.js";
-import { buildSummary, wireEvals } from "../bundle/summary.js";
+import { buildSummary, wireEvals, wireExam } from "../bundle/summary.js";
 import type { WireIndexRow, WireSummary } from "../bundle/wire.js";
 import type { BundleWriter, FinishedCase } from "../bundle/write.js";
 import type { Plan } from "../config/types.js";
@@ -140,6 +140,7 @@ export async function writeRunOutputs(
     gate,
     budgetStops,
     baseline ? comparisonSummary(baseline, rows, filtered) : null,
+    plan.exam ? wireExam(plan.exam, rows, opts.quarantineChanges) : null,
   );
   const gaps = o.isolation.level
     ? openRows(o.isolation.level, o.isolation.commandsLevel).map((r) => r.open)

@@ -21,7 +21,9 @@ import {
   attemptUsageOf,
   bool,
   boolOrNull,
+  caseExamOf,
   changeOf,
+  examOf,
   type Json,
   list,
   num,
@@ -228,6 +230,7 @@ function caseOf(row: Json, summary: Json | null): CaseView {
     usage: usageRollupOf(row.usage),
     resultDir: text(row.result_dir),
     runs: runsOf(row, summary),
+    exam: caseExamOf(row.exam),
   };
 }
 
@@ -305,6 +308,7 @@ function viewOf(summary: Json, cases: CaseView[], problems: string[]): ReportVie
             ...gapsOf(record(summary.isolation).gaps),
           }
         : null,
+    exam: examOf(summary.exam),
     comparison: cmp
       ? {
           baselineRunId: text(cmp.baseline_run_id),

@@ -47,6 +47,8 @@ export interface RunOptions extends PlanOptions {
   shardTimes?: Bundle;
   /** Cases left out of the gate (quarantined): they run and are reported, but do not gate. */
   gateExclude?: (row: WireIndexRow) => boolean;
+  /** With an exam from another commit: what the checkout changes in the quarantine file (summary.json `exam`). */
+  quarantineChanges?: readonly string[];
   /** A baseline bundle to compare with (the base branch's run): its folder, or the bundle already read. */
   baseline?: string | Bundle;
   /** The commit being evaluated (the action passes the PR head). Default: HEAD of projectRoot. */

@@ -9,8 +9,10 @@
  */
 import type {
   AttemptUsage,
+  CaseExamView,
   ChangeKind,
   ChangeView,
+  ExamView,
   FailingTest,
   ScorerView,
   TargetNumbers,
@@ -160,5 +162,37 @@ export function scorerOf(x: unknown, runDir: string): ScorerView {
     failingTests: failing.tests,
     failingTestsTotal: failing.total,
     log: log ? `${runDir}/${log}` : null,
+  };
+}
+
+const EXAM_STATUSES = ["proposed", "changed", "removed"] as const;
+
+/** An index row's `exam`: how the case stands to an exam read from another commit, or null. */
+export function caseExamOf(x: unknown): CaseExamView | null {
+  if (!x || typeof x !== "object") return null;
+  const e = x as Json;
+  const status = oneOf(e.status, EXAM_STATUSES, null);
+  return status ? { status, changes: texts(e.changes) } : null;
+}
+
+/** summary.json's `exam`, or null (the checkout's own exam, or an older bundle). */
+export function examOf(x: unknown): ExamView | null {
+  if (!x || typeof x !== "object") return null;
+  const e = x as Json;
+  return {
+    sha: text(e.sha),
+    ref: text(e.ref),
+    files: list(e.files).map((f) => {
+      const r = record(f);
+      return {
+        evalPath: text(r.eval_path),
+        change: oneOf(r.change, ["added", "removed", "changed"] as const, "changed"),
+        changes: texts(r.changes),
+      };
+    }),
+    quarantine: texts(e.quarantine),
+    proposed: numOr0(e.proposed),
+    changed: numOr0(e.changed),
+    removed: numOr0(e.removed),
   };
 }

@@ -8,6 +8,7 @@
  * or rate limit ends in a `result` with `is_error: true`, sometimes with exit status 0.
  */
 import type { TargetSpec } from "../config/types.js";
+import { ApiTrouble, troubleOfStatus } from "./api-trouble.js";
 import { emptyOutcome, hasFlag, type Preset, type StreamOutcome, type StreamParser } from "./stream.js";
 import { clip, clipValue, num, obj, str, type TranscriptEntry, textOf } from "./transcript.js";
 
@@ -28,6 +29,23 @@ export const CLAUDE_ALLOWED_TOOLS = [
 /** The model Claude Code names on the messages it makes up itself (API errors), never a real model. */
 const SYNTHETIC_MODEL = "<synthetic>";
 
+/** Claude Code's own names for API errors (the `error` of its API error messages and retries). */
+const ERROR_KINDS: Record<string, string> = {
+  rate_limit: troubleOfStatus(429)!,
+  server_error: "the model API answered a server error",
+  overloaded: "the model API was overloaded (server error)",
+  authentication_failed: troubleOfStatus(401)!,
+};
+
+/** API trouble in an event of Claude Code's (an API error message, a retry, the result). */
+function noteTrouble(trouble: ApiTrouble, e: Record<string, unknown>, text: string | null): void {
+  const status = num(e.api_error_status) ?? num(e.error_status);
+  const kind = ERROR_KINDS[str(e.error) ?? ""];
+  if (status !== null && troubleOfStatus(status)) trouble.status(status);
+  else if (kind) trouble.saw(kind);
+  else trouble.text(text);
+}
+
 function parser(): StreamParser {
   const out: StreamOutcome = emptyOutcome();
   /** Usage per message id: the stream repeats a message once per content block. */
@@ -36,12 +54,15 @@ function parser(): StreamParser {
   let toolCalls = 0;
   let resultUsage: Record<string, unknown> | null = null;
   let modelUsage: Record<string, unknown> | null = null;
+  const trouble = new ApiTrouble();
 
   return {
     event(e) {
       const entries: TranscriptEntry[] = [];
       switch (e.type) {
         case "system": {
+          // 2.1.x reports each retry of a failed API request.
+          if (e.subtype === "api_retry") noteTrouble(trouble, e, null);
           if (e.subtype !== "init") break;
           out.model = str(e.model) ?? out.model;
           out.agentVersion = str(e.claude_code_version) ?? out.agentVersion;
@@ -62,7 +83,13 @@ function parser(): StreamParser {
           // Claude Code reports its own error messages (API errors, rate limits) as assistant
           // messages of model "<synthetic>": not a model the agent ran.
           const model = str(m.model);
-          if (model && model !== SYNTHETIC_MODEL) out.model = model;
+          if (model && model !== SYNTHETIC_MODEL) {
+            out.model = model;
+            trouble.answered();
+          } else if (model === SYNTHETIC_MODEL) {
+            const content = Array.isArray(m.content) ? m.content : [];
+            noteTrouble(trouble, e, content.map((b) => str(obj(b)?.text) ?? "").join(" "));
+          }
           for (const b of Array.isArray(m.content) ? m.content : []) {
             const block = obj(b);
             if (!block) continue;
@@ -119,8 +146,10 @@ function parser(): StreamParser {
           // agent's skill and makes the attempt an error.
           const failed = e.is_error === true && subtype !== "error_max_turns";
           const errors = Array.isArray(e.errors) ? e.errors.map((x) => String(x)).join("; ") : "";
-          if (failed)
+          if (failed) {
             out.error = clip(text || errors || subtype || "the result event has is_error: true", 2000);
+            noteTrouble(trouble, e, out.error);
+          }
           // 2.1.x exits 1 here (2.0.x exited 0): the exit status is not an error of the run.
           if (subtype === "error_max_turns")
             out.stoppedBy = `it used all the turns it was given (error_max_turns after ${out.turns ?? "?"} turns)`;
@@ -161,6 +190,7 @@ function parser(): StreamParser {
         }
       }
       if (!out.complete && messageUsage.size > 0) out.turns = messageUsage.size;
+      out.infrastructure = trouble.evidence;
       return out;
     },
   };

@@ -9,6 +9,7 @@
  * comes from the price table for the target's `model`.
  */
 import type { TargetSpec } from "../config/types.js";
+import { ApiTrouble } from "./api-trouble.js";
 import { emptyOutcome, hasFlag, type Preset, type StreamOutcome, type StreamParser } from "./stream.js";
 import { clip, clipValue, num, obj, str, type TranscriptEntry, textOf } from "./transcript.js";
 
@@ -86,6 +87,7 @@ function parser(): StreamParser {
   let failed: string | null = null;
   let lastError: string | null = null;
   let usageSeen = false;
+  const trouble = new ApiTrouble();
   let input = 0;
   let cached = 0;
   let output = 0;
@@ -107,6 +109,7 @@ function parser(): StreamParser {
           turns++;
           out.complete = true;
           failed = null;
+          trouble.answered();
           const u = obj(e.usage);
           if (u) {
             usageSeen = true;
@@ -124,6 +127,7 @@ function parser(): StreamParser {
           turns++;
           out.complete = true;
           failed = str(obj(e.error)?.message) ?? "the turn failed";
+          trouble.text(failed);
           entries.push({ type: "error", message: clip(failed, 2000), fatal: true });
           entries.push({ type: "result", status: "error", text: null, turns, duration_ms: null });
           break;
@@ -132,6 +136,7 @@ function parser(): StreamParser {
           // Also sent for transient trouble the agent retries ("Reconnecting... 2/5"): fatal only
           // if the run does not complete afterwards.
           lastError = str(e.message) ?? "error";
+          trouble.text(lastError);
           entries.push({ type: "error", message: clip(lastError, 2000), fatal: false });
           break;
         }
@@ -141,6 +146,8 @@ function parser(): StreamParser {
           if (!item) break;
           const id = str(item.id);
           const kind = str(item.type);
+          // The model's answers (its messages, reasoning, tool calls) come only from a request that worked.
+          if (kind && kind !== "error") trouble.answered();
           if (kind && TOOL_ITEMS.has(kind)) {
             if (e.type === "item.started") {
               if (id) started.add(id);
@@ -174,6 +181,7 @@ function parser(): StreamParser {
         out.outputTokens = output;
       }
       out.error = failed ?? (out.complete ? null : lastError);
+      out.infrastructure = trouble.evidence;
       return out;
     },
   };

@@ -45,6 +45,7 @@ export const commandProvider: Provider = {
     };
     if (outcome.spawnError) {
       result.error = `the agent command could not start: ${outcome.spawnError}`;
+      result.infrastructure = "the agent could not be started";
       return result;
     }
     const report = await readAgentReport(ctx.outputFile, ctx.evidenceDir, {

@@ -11,6 +11,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { TargetSpec } from "../config/types.js";
+import { ApiTrouble } from "./api-trouble.js";
 import { emptyOutcome, hasFlag, type Preset, type StreamOutcome, type StreamParser } from "./stream.js";
 import { clip, clipValue, num, obj, str, type TranscriptEntry } from "./transcript.js";
 
@@ -23,6 +24,7 @@ function parser(): StreamParser {
   let inResponse = false;
   let resultError: string | null = null;
   let lastError: string | null = null;
+  const trouble = new ApiTrouble();
 
   const flush = (): TranscriptEntry[] => {
     if (!text) return [];
@@ -33,6 +35,7 @@ function parser(): StreamParser {
   const modelOutput = () => {
     if (!inResponse) responses++;
     inResponse = true;
+    trouble.answered();
   };
 
   return {
@@ -81,6 +84,7 @@ function parser(): StreamParser {
         case "error": {
           const message = str(e.message) ?? "error";
           if (e.severity === "error") lastError = message;
+          trouble.text(message);
           entries.push({ type: "error", message: clip(message, 2000), fatal: false });
           break;
         }
@@ -99,6 +103,7 @@ function parser(): StreamParser {
           }
           if (e.status === "error") {
             resultError = str(obj(e.error)?.message) ?? lastError ?? "the result event has status error";
+            trouble.text(resultError);
             entries.push({ type: "error", message: clip(resultError, 2000), fatal: true });
           }
           entries.push({
@@ -114,10 +119,16 @@ function parser(): StreamParser {
       return entries;
     },
     flush,
+    // API errors and their retries ("Attempt 3 failed with status 429. Retrying with backoff...")
+    // go to stderr only: a run stuck retrying until its time limit shows nothing else.
+    stderr(line) {
+      trouble.text(line);
+    },
     finish() {
       out.turns = responses > 0 ? responses : null;
       out.toolCalls ??= toolUses;
       out.error = resultError ?? (out.complete ? null : lastError);
+      out.infrastructure = trouble.evidence;
       return out;
     },
   };

@@ -6,6 +6,7 @@
  */
 import { appendFile } from "node:fs/promises";
 import path from "node:path";
+import { StringDecoder } from "node:string_decoder";
 import type { TargetSpec } from "../config/types.js";
 import { findProgram } from "../sandbox/commands.js";
 import { withCost } from "./prices.js";
@@ -133,15 +134,44 @@ class Activity {
   }
 }
 
+/** stderr, line by line, for the parser (a line is cut at 64 KiB: only short error lines matter). */
+class StderrLines {
+  private readonly decoder = new StringDecoder("utf8");
+  private pending = "";
+
+  constructor(private readonly onLine: (line: string) => void) {}
+
+  push(chunk: Buffer): void {
+    const lines = (this.pending + this.decoder.write(chunk)).split("\n");
+    this.pending = (lines.pop() ?? "").slice(0, 64 * 1024);
+    for (const line of lines) this.onLine(line);
+  }
+
+  end(): void {
+    const rest = this.pending + this.decoder.end();
+    this.pending = "";
+    if (rest) this.onLine(rest);
+  }
+}
+
 export function presetProvider(preset: Preset): Provider {
   return {
     async run(ctx: AgentContext): Promise<AgentOutcome> {
       const { target } = ctx;
       const env: Record<string, string> = { ...preset.env, ...ctx.env };
       const program = target.bin ?? preset.bin;
+      // The program cannot run at all: trouble of the setup, never the agent's failure.
       const refuse = async (error: string): Promise<AgentOutcome> => {
         await appendFile(ctx.logFile, `evalgate: ${error}\n`);
-        return { exitCode: null, signal: null, timedOut: false, durationMs: 0, tail: "", error };
+        return {
+          exitCode: null,
+          signal: null,
+          timedOut: false,
+          durationMs: 0,
+          tail: "",
+          error,
+          infrastructure: "the agent could not be started",
+        };
       };
       const resolved = findProgram(program, env.PATH);
       if (!resolved) {
@@ -168,6 +198,7 @@ export function presetProvider(preset: Preset): Provider {
           activity.saw(entry);
         }
       });
+      const stderr = new StderrLines((line) => parser.stderr?.(line));
       const run = await ctx.runner.run({
         command: { argv: [resolved, ...preset.argv(target, env)] },
         cwd: ctx.workspace,
@@ -179,8 +210,10 @@ export function presetProvider(preset: Preset): Provider {
           activity.output();
           lines.push(chunk);
         },
+        ...(parser.stderr ? { onStderr: (chunk: Buffer) => stderr.push(chunk) } : {}),
       });
       lines.end();
+      stderr.end();
       for (const entry of parser.flush?.() ?? []) transcript.write(entry, null);
       const stream = parser.finish();
 
@@ -194,8 +227,13 @@ export function presetProvider(preset: Preset): Provider {
       };
       let note: string | null = null;
       if (run.timedOut) outcome.activity = activity.describe();
+      // Evidence of infrastructure trouble, for a run that did not end well (docs/decisions/0192).
+      if (stream.infrastructure && (run.timedOut || stream.error || run.exitCode !== 0)) {
+        outcome.infrastructure = stream.infrastructure;
+      }
       if (run.spawnError) {
         outcome.error = `${preset.provider} could not start: ${run.spawnError}`;
+        outcome.infrastructure = "the agent could not be started";
       } else if (!run.timedOut) {
         if (stream.error) {
           outcome.error = `${preset.provider} reported an error: ${stream.error}`;

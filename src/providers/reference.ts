@@ -30,8 +30,10 @@ async function runScript(ctx: AgentContext, script: string): Promise<AgentOutcom
     tail: outcome.tail,
     usage: NO_MODEL_USAGE,
   };
-  if (outcome.spawnError) result.error = `the reference script could not start: ${outcome.spawnError}`;
-  else if (outcome.exitCode !== 0 && !outcome.timedOut) {
+  if (outcome.spawnError) {
+    result.error = `the reference script could not start: ${outcome.spawnError}`;
+    result.infrastructure = "the reference script could not be started";
+  } else if (outcome.exitCode !== 0 && !outcome.timedOut) {
     result.error = `the reference script exited ${outcome.exitCode ?? outcome.signal}: ${outcome.tail.trim().split("\n").slice(-2).join(" / ")}`;
   }
   return result;

@@ -22,6 +22,11 @@ export interface StreamOutcome {
    * non-zero (Claude Code 2.1 exits 1 on --max-turns): its work is scored as it stands.
    */
   stoppedBy: string | null;
+  /**
+   * Infrastructure trouble the run met last and never got past (api-trouble.ts): the model API
+   * answered 429, 5xx or refused the credential.
+   */
+  infrastructure: string | null;
 }
 
 export interface StreamParser {
@@ -29,6 +34,8 @@ export interface StreamParser {
   event(event: Record<string, unknown>): TranscriptEntry[];
   /** Entries still held back (text streamed in pieces), once stdout has ended. */
   flush?(): TranscriptEntry[];
+  /** One line the agent printed on stderr (where some CLIs report API errors and their retries). */
+  stderr?(line: string): void;
   /** Everything learnt, once stdout has ended. */
   finish(): StreamOutcome;
 }
@@ -46,6 +53,7 @@ export function emptyOutcome(): StreamOutcome {
     model: null,
     agentVersion: null,
     stoppedBy: null,
+    infrastructure: null,
   };
 }
 

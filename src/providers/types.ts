@@ -61,6 +61,13 @@ export interface AgentOutcome {
   activity?: string;
   /** Things that went wrong without failing the attempt (a malformed output file). */
   warnings?: string[];
+  /**
+   * Evidence that the agent could not do its work for reasons not its own, in one phrase: the
+   * model API answered 429, 5xx or refused the credential (seen in the agent's own output), the
+   * program could not start. Without it a timeout or a failed run is the agent's failure, scored on
+   * what it left (docs/decisions/0192).
+   */
+  infrastructure?: string;
 }
 
 export interface Provider {

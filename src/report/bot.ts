@@ -1,8 +1,8 @@
 /**
  * The comment's blocks that come from the bot rather than from the run: who asked for it, the
  * quarantined cases, suites skipped because the PR touched none of their paths (with the
- * baseline's verdicts carried over), and a gate or quarantine change the PR proposes. Pure: plain
- * data in, escaped markdown out, each block bounded.
+ * baseline's verdicts carried over). What a PR changes in its exam is rendered from the bundle
+ * (comment-exam.ts). Pure: plain data in, escaped markdown out, each block bounded.
  */
 import * as md from "./markdown.js";
 import { clip } from "./text.js";
@@ -89,20 +89,6 @@ export function skippedSection(s: SkippedBlock): string {
     out += `\nVerdicts carried over from the baseline${from} (not run again, not gating):\n`;
     out += items(s.carried, (c) => `${caseName(c)}: ${c.verdict} _(carried over)_`);
   }
-  return `${out}\n`;
-}
-
-export function gateChangeSection(
-  changes: readonly { evalPath: string; lines: string[] }[],
-  quarantine: readonly string[],
-  baseSha: string,
-): string {
-  if (changes.length === 0 && quarantine.length === 0) return "";
-  let out = `**This pull request changes its own rules**; they apply after merge, and this run was judged by the base commit ${md.code(baseSha.slice(0, 7))}'s:\n`;
-  for (const c of changes.slice(0, MAX_ITEMS))
-    out += `- this PR changes the gate of ${md.code(clip(c.evalPath, 120))}: ${md.text(clip(c.lines.join("; "), 400))}; applies after merge\n`;
-  if (quarantine.length)
-    out += `- this PR changes the quarantine: ${md.text(clip(quarantine.join("; "), 400))}; applies after merge\n`;
   return `${out}\n`;
 }
 

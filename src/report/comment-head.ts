@@ -21,7 +21,7 @@ import {
 } from "./format.js";
 import * as md from "./markdown.js";
 import { clip } from "./text.js";
-import type { ReportView, TargetNumbers } from "./view.js";
+import { isProposed, type ReportView, type TargetNumbers } from "./view.js";
 
 export interface Context {
   view: ReportView;
@@ -52,7 +52,8 @@ export function regressionCounts(view: Pick<ReportView, "cases" | "suites">): {
   let counted = 0;
   let possible = 0;
   const byRoot = new Map<string, ReportView["cases"]>();
-  for (const c of view.cases) {
+  // A proposed case (new in the pull request) never gates, so it is never a regression either.
+  for (const c of view.cases.filter((x) => !isProposed(x))) {
     const cases = byRoot.get(c.rootEvalPath);
     if (cases) cases.push(c);
     else byRoot.set(c.rootEvalPath, [c]);

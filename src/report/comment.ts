@@ -10,6 +10,7 @@
  * last, only when they alone would not fit.
  */
 import { caseDetails, caseTable, passingTable, RANK } from "./comment-case.js";
+import { examPieces } from "./comment-exam.js";
 import {
   type Context,
   contextLine,
@@ -24,7 +25,7 @@ import { fitPieces, type Piece } from "./fit.js";
 import { count, plural, policyText, shortSha, utcMinute } from "./format.js";
 import * as md from "./markdown.js";
 import { clip } from "./text.js";
-import { needsReview, type ReportView, reviewOrder } from "./view.js";
+import { isProposed, needsReview, type ReportView, reviewOrder } from "./view.js";
 
 export interface CommentOptions {
   /** The comment key; the first line is commentMarker(key). */
@@ -142,6 +143,8 @@ const OMITTED_TEXT: [kind: string, phrase: (n: number) => string][] = [
   ["targets", (n) => plural(n, "target row")],
   ["context", () => "the run line"],
   ["bot", (n) => plural(n, "note") + " of the evalgate bot"],
+  ["exam", (n) => `${plural(n, "line")} of the exam's changes and proposed tests`],
+  ["examSection", () => "the exam's changes and proposed tests"],
 ];
 
 function whereItIs(options: CommentOptions): string {
@@ -170,6 +173,8 @@ function footer(ctx: Context): string {
       `baseline ${base ? md.code(base) : ""} run ${md.code(clip(cmp.baselineRunId, 60))}`.replace("  ", " "),
     );
   } else parts.push("no baseline");
+  // Whose exam judged the run: the base commit's, when it was not the checkout's own (docs/exam.md).
+  if (v.exam) parts.push(`exam from base ${md.code(v.exam.sha.slice(0, 7))}`);
   if (l.run) parts.push(md.link(clip(l.runLabel ?? "workflow run", 80), l.run));
   if (l.artifact || l.artifactName)
     parts.push(
@@ -188,7 +193,8 @@ export function renderComment(view: ReportView, options: CommentOptions): string
   if (!(options.maxChars >= MIN_MAX_CHARS))
     throw new RangeError(`maxChars must be at least ${MIN_MAX_CHARS} (got ${options.maxChars})`);
   const ctx = contextOf(view, options);
-  const ordered = reviewOrder(view.cases);
+  // Proposed cases (new in the PR, not gating) are listed in the exam section, not with the gated ones.
+  const ordered = reviewOrder(view.cases.filter((c) => !isProposed(c)));
   const review = ordered.filter((c) => needsReview(c) || c.change?.change === "improved");
   const reviewSet = new Set(review);
   const passing = ordered.filter((c) => !reviewSet.has(c));
@@ -202,6 +208,7 @@ export function renderComment(view: ReportView, options: CommentOptions): string
     { open: contextLine(ctx), rank: RANK.lastResort, omits: "context" },
     noBaseline(ctx),
     ...(options.sections ?? []).map((open) => ({ open, rank: RANK.lastResort, omits: "bot" })),
+    ...examPieces(view, ctx.multiSuite),
     targetTable(ctx),
     ...gatePieces(ctx),
     caseTable(ctx, review),

@@ -241,6 +241,28 @@ ${runs}
 </details>`;
 }
 
+/** What the pull request changes in its exam, and the cases it proposes (docs/exam.md). */
+function examSection(view: ReportView): string {
+  const exam = view.exam;
+  if (!exam) return "";
+  const items = [
+    ...exam.files.map(
+      (f) => `${f.evalPath}: ${f.change}${f.changes.length ? ` (${f.changes.join("; ")})` : ""}`,
+    ),
+    ...view.cases
+      .filter((c) => c.exam && c.exam.status !== "proposed")
+      .map(
+        (c) =>
+          `${c.suite}/${c.testId} on ${c.target}: ${c.exam!.status}${c.exam!.changes.length ? ` (${c.exam!.changes.join(", ")})` : ""}`,
+      ),
+    ...exam.quarantine.map((q) => `the quarantine file: ${q}`),
+  ];
+  const proposed = view.cases
+    .filter((c) => c.exam?.status === "proposed")
+    .map((c) => `${c.suite}/${c.testId} on ${c.target}: ${c.verdict}`);
+  return `<h2>Exam</h2><p>Judged by the base commit <code>${esc(exam.sha.slice(0, 7))}</code>'s exam; what the pull request changes applies after merge.</p>${items.length ? `<ul>${items.map((r) => `<li>${esc(r)}</li>`).join("")}</ul>` : ""}${proposed.length ? `<p>Proposed by the pull request (not gating):</p><ul>${proposed.map((r) => `<li>${esc(r)}</li>`).join("")}</ul>` : ""}`;
+}
+
 function targetTable(view: ReportView): string {
   const base = comparableBaseTargets(view);
   const rows = view.targets.map((t) => {
@@ -301,7 +323,7 @@ export function renderHtml(view: ReportView): string {
 </header>
 <h2>${pass ? "What the gate checked" : "Why the gate failed"}</h2>
 ${list(view.gate.reasons)}
-${view.gate.warnings.length ? `<h2>Warnings</h2>${list(view.gate.warnings)}` : ""}
+${view.gate.warnings.length ? `<h2>Warnings</h2>${list(view.gate.warnings)}` : ""}${examSection(view)}
 <h2>Targets</h2>
 ${targetTable(view)}
 ${targetChart(view)}

@@ -1,12 +1,13 @@
 /**
  * junit.xml: one `<testcase>` per identity for test-report tools. classname is the eval file (the
  * identity's first part), name is `test_id [target]`; a failing verdict is a `<failure>`, an error
- * verdict an `<error>` (never `<skipped>`), with the verdict's reason as the message and each
+ * verdict an `<error>` (never `<skipped>`: that is for a case a pull request proposes, which does
+ * not gate), with the verdict's reason as the message and each
  * attempt's outcome in the body. Pure. Valid XML 1.0 whatever an agent printed: text is escaped
  * and characters XML forbids are removed.
  */
 import { cleanText } from "./text.js";
-import type { AttemptTry, CaseView, ReportView } from "./view.js";
+import { type AttemptTry, type CaseView, isProposed, type ReportView } from "./view.js";
 
 /** Characters XML 1.0 allows (cleanText already removed controls and lone surrogates). */
 const NOT_XML = /[^\t\n\r\x20-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu;
@@ -54,6 +55,8 @@ function testcase(c: CaseView): string {
     ["flaky", String(c.flaky)],
     ["attempts", `${c.attempts.passed}/${c.attempts.counted}`],
     ["change", c.change?.change ?? ""],
+    ["exam", c.exam?.status ?? ""],
+    ["exam_changes", c.exam?.changes.join(", ") ?? ""],
     ["result_dir", c.resultDir],
   ]
     .filter(([, v]) => v !== "")
@@ -61,14 +64,17 @@ function testcase(c: CaseView): string {
     .join("");
   let result = "";
   const regressed = c.change?.change === "regressed" ? " (regressed)" : "";
-  if (c.verdict === "fail") {
+  if (isProposed(c)) {
+    // Proposed by a pull request (docs/exam.md): it ran, and does not gate until it is merged.
+    result = `<skipped message="${xmlAttr(`proposed by the pull request, not gating: ${c.verdict} (${c.reason})`)}"/>`;
+  } else if (c.verdict === "fail") {
     result = `<failure message="${xmlAttr(c.reason + regressed)}" type="${xmlAttr(c.classification)}">${xmlText(body)}</failure>`;
   } else if (c.verdict === "error") {
     result = `<error message="${xmlAttr(c.reason)}" type="${xmlAttr(c.classification)}">${xmlText(body)}</error>`;
   }
   // A failing or errored case says it all in its <failure>/<error>: the body once, not again here.
   const out =
-    c.verdict === "pass"
+    c.verdict === "pass" || isProposed(c)
       ? `<system-out>${xmlText(`${c.reason}${c.flaky ? " (flaky)" : ""}\n${body}`)}</system-out>`
       : "";
   return `    <testcase classname="${xmlAttr(c.evalPath)}" name="${xmlAttr(name)}" time="${seconds(caseTime(c))}"><properties>${props}</properties>${result}${out}</testcase>\n`;
@@ -84,11 +90,13 @@ export function renderJUnit(view: ReportView): string {
   }
   const suites = [...bySuite.values()].map((cases) => {
     const first = cases[0]!;
-    const failures = cases.filter((c) => c.verdict === "fail").length;
-    const errors = cases.filter((c) => c.verdict === "error").length;
+    const gated = cases.filter((c) => !isProposed(c));
+    const failures = gated.filter((c) => c.verdict === "fail").length;
+    const errors = gated.filter((c) => c.verdict === "error").length;
     const time = cases.reduce((a, c) => a + caseTime(c), 0);
-    return `  <testsuite name="${xmlAttr(first.suite)}" file="${xmlAttr(first.evalPath)}" tests="${cases.length}" failures="${failures}" errors="${errors}" skipped="0" time="${seconds(time)}" timestamp="${xmlAttr(view.run.startedAt)}">\n${cases.map(testcase).join("")}  </testsuite>\n`;
+    return `  <testsuite name="${xmlAttr(first.suite)}" file="${xmlAttr(first.evalPath)}" tests="${cases.length}" failures="${failures}" errors="${errors}" skipped="${cases.length - gated.length}" time="${seconds(time)}" timestamp="${xmlAttr(view.run.startedAt)}">\n${cases.map(testcase).join("")}  </testsuite>\n`;
   });
   const c = view.counts;
-  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="evalgate" tests="${c.cases}" failures="${c.failed}" errors="${c.errored}" skipped="0" time="${seconds(view.run.durationMs)}">\n${suites.join("")}</testsuites>\n`;
+  const proposed = view.cases.filter(isProposed).length;
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="evalgate" tests="${c.cases + proposed}" failures="${c.failed}" errors="${c.errored}" skipped="${proposed}" time="${seconds(view.run.durationMs)}">\n${suites.join("")}</testsuites>\n`;
 }

@@ -17,8 +17,18 @@ function changeText(r: CaseView): string {
   return `${c.change}${base}${c.significant ? " *" : ""}`;
 }
 
+/** How the case stands to an exam read from another commit (docs/exam.md). */
+function examText(r: CaseView): string {
+  const e = r.exam;
+  if (!e) return "";
+  if (e.status === "proposed") return "proposed, not gating";
+  if (e.status === "removed") return "removed here, ran from the exam";
+  return `changed here: ${e.changes.join(", ")}`;
+}
+
 export function renderCaseTable(rows: readonly CaseView[]): string {
   const withChange = rows.some((r) => r.change);
+  const withExam = rows.some((r) => r.exam);
   const header = [
     "verdict",
     "test",
@@ -27,6 +37,7 @@ export function renderCaseTable(rows: readonly CaseView[]): string {
     "success",
     "class",
     ...(withChange ? ["vs base"] : []),
+    ...(withExam ? ["exam"] : []),
   ];
   const body = rows.map((r) => [
     // A verdict the table does not know (a damaged record) is not a pass, and never a crash.
@@ -39,6 +50,7 @@ export function renderCaseTable(rows: readonly CaseView[]): string {
     typeof r.successRate === "number" ? `${Math.round(r.successRate * 100)} %` : "—",
     `${r.classification}${r.flaky && r.classification !== "flaky" ? " (flaky)" : ""}`,
     ...(withChange ? [changeText(r)] : []),
+    ...(withExam ? [examText(r)] : []),
   ]);
   const widths = header.map((h, i) => Math.max([...h].length, ...body.map((b) => [...String(b[i])].length)));
   const line = (cells: string[]) =>

@@ -172,6 +172,27 @@ export interface AttemptTry {
   evidence: AttemptEvidence | null;
 }
 
+/**
+ * How a case stands to the exam read from another commit (docs/exam.md): proposed (new in the pull
+ * request, not gating), changed (judged by the exam's definition; `changes` says what the PR
+ * changes), removed (the PR removes it; it ran as the exam has it).
+ */
+export interface CaseExamView {
+  status: "proposed" | "changed" | "removed";
+  changes: string[];
+}
+
+/** Where the exam was read from and what the pull request changes in it (summary.json `exam`). */
+export interface ExamView {
+  sha: string;
+  ref: string;
+  files: { evalPath: string; change: "added" | "removed" | "changed"; changes: string[] }[];
+  quarantine: string[];
+  proposed: number;
+  changed: number;
+  removed: number;
+}
+
 export interface CaseView {
   evalPath: string;
   rootEvalPath: string;
@@ -198,6 +219,8 @@ export interface CaseView {
   /** Bundle-relative result directory. */
   resultDir: string;
   runs: AttemptTry[];
+  /** Set when the exam came from another commit and this case is not as it has it. */
+  exam?: CaseExamView | null;
 }
 
 export interface ReportView {
@@ -236,6 +259,8 @@ export interface ReportView {
   comparison: ComparisonView | null;
   /** What the agents ran under, when the bundle says (summary.json `isolation`). */
   isolation?: IsolationView | null;
+  /** Where the exam was read from, when not the checkout's own. */
+  exam?: ExamView | null;
   cases: CaseView[];
   /** Files of the bundle that could not be read: shown in the reports, never fatal. */
   problems: string[];
@@ -264,7 +289,16 @@ export function caseFlags(c: CaseView): string[] {
     flags.push("timeout");
   if (c.runs.some((r) => r.failureKind === "tampered")) flags.push("tampered");
   if (c.change?.change === "regressed") flags.push("regressed");
+  // How the case stands to an exam read from the base commit (docs/exam.md).
+  if (c.exam?.status === "proposed") flags.push("proposed, not gating");
+  if (c.exam?.status === "changed") flags.push("exam changed by the PR");
+  if (c.exam?.status === "removed") flags.push("removed by the PR");
   return flags;
+}
+
+/** A case new in the pull request: it ran from its own definition and never gates (docs/exam.md). */
+export function isProposed(c: Pick<CaseView, "exam">): boolean {
+  return c.exam?.status === "proposed";
 }
 
 /** Whether the case belongs with the problems a reviewer must see (regressed, errored, failed, flaky). */

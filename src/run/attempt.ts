@@ -23,14 +23,19 @@ import {
   materializeAttempt,
   workspaceIsFolder,
 } from "../workspace/attempt.js";
+import { type ChangeMark, clockSetBack, markCopy } from "../workspace/change-mark.js";
 import { discardTree } from "../workspace/discard.js";
 import { restoreWorkspaceGit, SCORER_GIT_ENV } from "../workspace/git-guard.js";
+import { restoreGradingInputs } from "../workspace/grading-inputs.js";
 import { installVerifiers, restoreProtected } from "../workspace/protect.js";
+import { scanWorkspace } from "../workspace/scan.js";
 import type { PreparedStart } from "../workspace/start.js";
+import { calibrationFor, type GradeIn } from "./calibrate.js";
 import { type ScorerProcesses, scorerProcesses } from "./contain.js";
-import { decideStatus, type StageFacts, WORKSPACE_REPLACED } from "./status.js";
+import { regrade } from "./regrade.js";
+import { allTampered, decideStatus, type StageFacts, WORKSPACE_REPLACED } from "./status.js";
 import type { AgentRecord, AttemptResult } from "./types.js";
-import { disagreesWithCase, verifyPlan } from "./verify.js";
+import type { RegradeVerdict } from "./verify.js";
 
 export interface AttemptInput {
   spec: CaseSpec;
@@ -93,8 +98,10 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     if (usage) r.usage = usage;
     if (transcript) r.transcript = transcript;
     if (agentOutput) r.agentOutput = agentOutput;
-    if (warnings.length > 0) r.warnings = [...warnings];
-    if (facts.tampered?.length) r.tampered = facts.tampered;
+    const allWarnings = [...warnings, ...(decision.warnings ?? [])];
+    if (allWarnings.length > 0) r.warnings = allWarnings;
+    const tampered = allTampered(facts);
+    if (tampered.length > 0) r.tampered = tampered;
     if (facts.grading) r.grading = facts.grading;
     return r;
   };
@@ -117,8 +124,10 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     await discardTree(input.workDir);
     await mkdir(home, { recursive: true });
     await mkdir(tmp, { recursive: true });
+    let mark: ChangeMark | undefined;
     try {
       await materializeAttempt(b, ws);
+      mark = await markForGuards(spec, input.workDir);
     } catch (error) {
       facts.workspaceError = (error as Error).message;
       return result();
@@ -185,6 +194,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     if (outcome.error) agent.error = outcome.error;
     if (outcome.stopped) agent.stopped = outcome.stopped;
     if (outcome.activity) agent.activity = outcome.activity;
+    if (outcome.infrastructure) agent.infrastructure = outcome.infrastructure;
     if (outcome.usage) usage = outcome.usage;
     if (outcome.transcript) transcript = outcome.transcript;
     if (outcome.agentOutput) agentOutput = outcome.agentOutput;
@@ -200,9 +210,14 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
       await rm(ws, { force: true }).catch(() => undefined);
       return result();
     }
+    let changed: Buffer[] | undefined;
     try {
       await chmod(ws, 0o755).catch(() => undefined);
-      diff = await captureDiff(b, ws, path.join(input.workDir, "capture.index"), spec.limits.diffBytes);
+      // The one pass over the workspace (scan.ts) also lists what changed after the copy.
+      const since = mark && !clockSetBack(mark) ? mark.sinceNs : undefined;
+      const scan = await scanWorkspace(ws, spec.limits.diffBytes, since);
+      changed = scan.changed;
+      diff = await captureDiff(b, ws, path.join(input.workDir, "capture.index"), spec.limits.diffBytes, scan);
     } catch (error) {
       facts.workspaceError = `cannot capture the agent's changes: ${(error as Error).message}`;
       return result();
@@ -233,6 +248,11 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     try {
       const tampered = await restoreProtected(b, ws, guards.protected);
       if (tampered.length > 0) facts.tampered = tampered;
+      // What setup built and the test configuration: put back too (docs/decisions/0190, 0191).
+      const inputs = await restoreGradingInputs(b, ws, guards, changed);
+      if (inputs.setupTrees.length > 0) facts.tamperedSetup = inputs.setupTrees;
+      if (inputs.testConfig.length > 0) facts.tamperedConfig = inputs.testConfig;
+      warnings.push(...inputs.warnings);
       await installVerifiers(ws, guards.verifiers);
       await restoreWorkspaceGit(b, ws);
     } catch (error) {
@@ -247,68 +267,43 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     const scorerTmp = path.join(input.workDir, "scorer-tmp");
     await freshFolder(scorerHome);
     await freshFolder(scorerTmp);
-    const procs = scorerProcesses(runner, input.containment ?? { hidden: [] }, spec, {
-      workspace: ws,
-      attempt: input.workDir,
-      home: scorerHome,
-      tmp: scorerTmp,
-    });
-    facts.grading = await scoreAttempt(spec, ws, diff, evidenceDir, procs, scorerHome, scorerTmp);
-    const first = facts.grading;
-    // verify_repeats (or the automatic rerun of an attempt that disagrees with its case): scorers
-    // run again on the same final workspace, their logs kept under verify-N/.
-    const plan = verifyPlan(
-      spec.test.scorers,
-      spec.test.verifyRepeats,
-      disagreesWithCase(first.passed, input.peers?.() ?? [], input.attempt),
+    const containment = input.containment ?? { hidden: [] };
+    // Each grading's scorers are contained to its own workspace (the attempt's, or a calibration's).
+    const gradeIn: GradeIn = (g) => {
+      const dirs = { workspace: g.ws, attempt: input.workDir, home: g.home, tmp: g.tmp };
+      const procs: ScorerProcesses = scorerProcesses(runner, containment, spec, dirs);
+      return scoreAttempt(spec, g.ws, g.diff, g.evidenceDir, procs, g.home, g.tmp, g.rerun);
+    };
+    facts.grading = await gradeIn({ ws, diff, evidenceDir, home: scorerHome, tmp: scorerTmp });
+    const regraded = await regrade(
+      { spec, attempt: input.attempt, peers: input.peers?.() ?? [] },
+      facts.grading,
+      (i, only, first) =>
+        gradeIn({
+          ws,
+          diff: diff!,
+          evidenceDir: path.join(evidenceDir, `verify-${i}`),
+          home: scorerHome,
+          tmp: scorerTmp,
+          rerun: { only, first },
+        }),
+      (repeats, rounds) =>
+        calibrationFor({
+          spec,
+          start: b,
+          runner,
+          workDir: `${input.workDir}-calibration`,
+          evidenceDir,
+          dirName: input.dirName,
+          repeats,
+          rounds,
+          grade: gradeIn,
+        }),
     );
-    const rounds = first.errored.length === 0 ? Math.max(0, ...plan.repeats) : 0;
-    const verdicts = [first.passed];
-    const changed = new Set<string>();
-    for (let i = 1; i <= rounds; i++) {
-      const only = plan.repeats.map((n) => n >= i);
-      const again = await scoreAttempt(
-        spec,
-        ws,
-        diff,
-        path.join(evidenceDir, `verify-${i}`),
-        procs,
-        scorerHome,
-        scorerTmp,
-        { only, first },
-      );
-      verdicts.push(again.passed);
-      again.scorers.forEach((s, j) => {
-        const was = first.scorers[j]!.result;
-        const now = s.result;
-        if (
-          now.state !== was.state ||
-          (now.state === "complete" && was.state === "complete" && now.passed !== was.passed)
-        )
-          changed.add(s.name);
-      });
-    }
     phases.scorersMs = Math.round(performance.now() - s0);
     const r = result();
-    const passes = verdicts.filter(Boolean).length;
-    if (rounds > 0) {
-      r.verify = {
-        runs: verdicts.length,
-        passed: passes,
-        automatic: plan.automatic,
-        scorers: spec.test.scorers.filter((_, j) => plan.repeats[j]! > 0).map((s) => s.name),
-      };
-    }
-    if (passes > 0 && passes < verdicts.length) {
-      const why = plan.automatic
-        ? "automatic rerun: the attempt disagreed with every other attempt of its case"
-        : "verify_repeats";
-      const which = changed.size > 0 ? ` (${[...changed].join(", ")} changed)` : "";
-      r.status = "error";
-      r.failureStage = "scorer";
-      r.failureKind = "verifier_flake";
-      r.message = `the scorers disagreed with themselves on the same workspace: passed ${passes} of ${verdicts.length} runs${which} (${why}); not counted for the agent`;
-    }
+    if (regraded.verify) r.verify = regraded.verify;
+    if (regraded.verdict && overridable(r, regraded.verdict)) Object.assign(r, regraded.verdict);
     r.diff = {
       files: diff.files,
       fileCount: diff.files.length,
@@ -321,6 +316,24 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
   } finally {
     if (!input.keepWorkspace) await discardTree(input.workDir);
   }
+}
+
+/**
+ * Whether disagreeing gradings decide the attempt's status: never over tampering or an error, and a
+ * failure the calibration confirms keeps its own kind (an agent_exit stays one), with the calibration's
+ * message when the kinds agree.
+ */
+function overridable(r: AttemptResult, verdict: RegradeVerdict): boolean {
+  if (r.status === "passed") return true;
+  if (r.status !== "failed" || r.failureKind === "tampered") return false;
+  return verdict.failureKind === "verifier_flake" || verdict.failureKind === r.failureKind;
+}
+
+/** The attempt's change mark, unless the test leaves both setup-built trees and test configuration writable. */
+async function markForGuards(spec: CaseSpec, workDir: string): Promise<ChangeMark | undefined> {
+  const g = spec.test.workspace;
+  if (g.setupTrees === "writable" && g.testConfig === "writable") return undefined;
+  return markCopy(workDir);
 }
 
 async function scoreAttempt(

@@ -24,6 +24,8 @@ export function runHidden(plan: Plan, workRoot: string, bundleDir?: string): str
     for (const v of c.test.workspace.verifiers) out.add(v.from);
     if (c.test.reference) out.add(c.test.reference);
   }
+  // With the exam from another commit: the checkout's copies of the answer keys (config/plan/exam.ts).
+  for (const k of plan.answerKeys ?? []) out.add(k);
   if (bundleDir) out.add(bundleDir);
   out.add(workRoot);
   const starts = new Set([...plan.cases.map((c) => c.evalDir), ...(bundleDir ? [bundleDir] : [])]);

@@ -1,8 +1,9 @@
 /**
  * An attempt's status from what happened in its stages (docs/gate.md, "Attempts and their statuses"). The
  * first stage that went wrong decides, except that tampering with protected paths outranks
- * everything after the workspace was made (docs/decisions/0041); an agent that timed out or crashed
- * is still scored, and the record keeps both.
+ * everything after the workspace was made (docs/decisions/0041). An agent that timed out or exited
+ * non-zero is scored on what it left, and its failure is its own, unless there is evidence of
+ * infrastructure trouble (docs/decisions/0192): an agent cannot choose to be an error.
  */
 import type { Grading } from "../scorers/grading.js";
 import type { AgentRecord, AttemptStatus, FailureKind, FailureStage } from "./types.js";
@@ -21,6 +22,10 @@ export interface StageFacts {
   diffEmpty?: boolean;
   /** Protected files the agent changed (restored before scoring). */
   tampered?: string[];
+  /** Entries of setup-built trees the agent changed (restored before scoring). */
+  tamperedSetup?: string[];
+  /** Test configuration the agent changed (restored before scoring). */
+  tamperedConfig?: string[];
 }
 
 export interface StatusDecision {
@@ -28,6 +33,45 @@ export interface StatusDecision {
   failureStage?: FailureStage;
   failureKind?: FailureKind;
   message?: string;
+  /** What went wrong without deciding the status (an agent that exited 1, but whose work passed). */
+  warnings?: string[];
+}
+
+/** Everything the agent was found to have tampered with, in the order the message names it. */
+export function allTampered(f: StageFacts): string[] {
+  return [...(f.tampered ?? []), ...(f.tamperedConfig ?? []), ...(f.tamperedSetup ?? [])];
+}
+
+function listed(items: readonly string[]): string {
+  const n = items.length;
+  return items.slice(0, 3).join(", ") + (n > 3 ? ` and ${n - 3} more` : "");
+}
+
+/** The tampering message: each kind of thing the agent changed, named. */
+function tamperedMessage(f: StageFacts): string {
+  const parts: string[] = [];
+  const p = f.tampered ?? [];
+  if (p.length > 0) parts.push(`protected path${p.length > 1 ? "s" : ""} ${listed(p)}`);
+  if (f.tamperedConfig?.length) parts.push(`test configuration ${listed(f.tamperedConfig)}`);
+  if (f.tamperedSetup?.length) parts.push(`what setup built (${listed(f.tamperedSetup)})`);
+  return `the agent changed ${parts.join("; ")} (restored before scoring)`;
+}
+
+/** Whether the agent did not end well: timed out, exited non-zero (not by its own stop), or failed to run. */
+function agentTrouble(a: AgentRecord | undefined): a is AgentRecord {
+  return a !== undefined && (a.timedOut || a.error !== undefined || (a.exitCode !== 0 && !a.stopped));
+}
+
+/** How the agent ended, for a message: "timed out after 120 s", "exited with status 1: <last line>". */
+function agentEnd(f: StageFacts, a: AgentRecord): string {
+  if (a.timedOut) {
+    const secs = f.agentTimeoutMs ? `${Math.round(f.agentTimeoutMs / 1000)} s` : "its time limit";
+    return `the agent did not finish within ${secs}${a.activity ? `; ${a.activity}` : ""}`;
+  }
+  return (
+    a.error ??
+    `the agent exited with ${a.exitCode === null ? `signal ${a.signal}` : `status ${a.exitCode}`}${lastLine(f.agentTail)}`
+  );
 }
 
 export function decideStatus(f: StageFacts): StatusDecision {
@@ -52,36 +96,27 @@ export function decideStatus(f: StageFacts): StatusDecision {
         "the agent replaced its workspace folder (with a link out of it): nothing was captured or scored",
     };
   }
-  if (f.tampered && f.tampered.length > 0) {
-    const n = f.tampered.length;
-    const list = f.tampered.slice(0, 3).join(", ") + (n > 3 ? ` and ${n - 3} more` : "");
-    return {
-      status: "failed",
-      failureStage: "agent",
-      failureKind: "tampered",
-      message: `the agent changed protected path${n > 1 ? "s" : ""} ${list} (restored before scoring)`,
-    };
+  if (allTampered(f).length > 0) {
+    return { status: "failed", failureStage: "agent", failureKind: "tampered", message: tamperedMessage(f) };
   }
   const a = f.agent;
-  if (a?.timedOut) {
-    const secs = f.agentTimeoutMs ? `${Math.round(f.agentTimeoutMs / 1000)} s` : "its time limit";
-    return {
-      status: "timeout",
-      failureStage: "agent",
-      failureKind: "agent_timeout",
-      message: `the agent did not finish within ${secs}${a.activity ? `; ${a.activity}` : ""}`,
-    };
-  }
-  // An agent that stopped for a reason of its own (out of turns) exits non-zero: that is its outcome.
-  if (a && (a.error || (a.exitCode !== 0 && !a.stopped))) {
-    return {
-      status: "error",
-      failureStage: "agent",
-      failureKind: "agent_exit",
-      message:
-        a.error ??
-        `the agent exited with ${a.exitCode === null ? `signal ${a.signal}` : `status ${a.exitCode}`}${lastLine(f.agentTail)}`,
-    };
+  // Evidence that the agent could not do its work (the model API refused it, the program could not
+  // start): an error, which on_error may retry or exclude.
+  if (agentTrouble(a) && a.infrastructure) {
+    const evidence = a.error?.includes(a.infrastructure) ? "" : ` (${a.infrastructure})`;
+    return a.timedOut
+      ? {
+          status: "timeout",
+          failureStage: "agent",
+          failureKind: "agent_timeout",
+          message: `${agentEnd(f, a)}${evidence}`,
+        }
+      : {
+          status: "error",
+          failureStage: "agent",
+          failureKind: "agent_exit",
+          message: `${agentEnd(f, a)}${evidence}`,
+        };
   }
   const g = f.grading;
   if (!g)
@@ -102,7 +137,11 @@ export function decideStatus(f: StageFacts): StatusDecision {
       message: `scorer ${first.name} could not run: ${first.result.reason}`,
     };
   }
-  if (g.passed) return { status: "passed" };
+  // Without such evidence a timeout or a non-zero exit does not excuse the work: it is graded.
+  if (g.passed) {
+    if (!agentTrouble(a)) return { status: "passed" };
+    return { status: "passed", warnings: [`${agentEnd(f, a)}, but the work it left passed the scorers`] };
+  }
   const failing = g.scorers.filter((s) => s.result.state === "complete" && !s.result.passed);
   const why = failing
     .slice(0, 2)
@@ -111,6 +150,14 @@ export function decideStatus(f: StageFacts): StatusDecision {
   const scoreText = g.score === null ? "" : `score ${g.score.toFixed(2)} < ${g.threshold}`;
   const required =
     g.requiredFailed.length > 0 ? `required scorer ${g.requiredFailed.join(", ")} failed` : scoreText;
+  if (agentTrouble(a)) {
+    return {
+      status: "failed",
+      failureStage: "agent",
+      failureKind: a.timedOut ? "agent_timeout" : "agent_exit",
+      message: `${agentEnd(f, a)}; the work it left ${f.diffEmpty ? "changed nothing" : "failed"}: ${why || required}`,
+    };
+  }
   if (f.diffEmpty) {
     return {
       status: "failed",

@@ -30,6 +30,11 @@ export interface AgentRecord {
   stopped?: string;
   /** On a timeout: what the agent was doing last. */
   activity?: string;
+  /**
+   * Evidence of infrastructure trouble (the model API answered 429, 5xx or refused the credential;
+   * the program could not start): only then is a timeout or a failed run an error, not a failure.
+   */
+  infrastructure?: string;
 }
 
 export interface DiffRecord {
@@ -94,6 +99,22 @@ export interface VerifyRecord {
   automatic: boolean;
   /** The scorers that were rerun. */
   scorers: string[];
+  /** When the gradings disagreed: how the verifier graded the reference or start tree (calibrate.ts). */
+  calibration?: Calibration;
+}
+
+/** How the verifier graded the reference (or the start tree) of a case, as often as an attempt. */
+export interface Calibration {
+  /** What was graded: the test's reference applied to a fresh copy, or the start tree as it is. */
+  on: "reference" | "start";
+  runs: number;
+  passed: number;
+  /** Scorers whose result changed between these gradings. */
+  changed: string[];
+  /** The attempt folder (in the case's result directory) that holds the gradings' logs. */
+  dir: string;
+  /** Why a test with a reference was calibrated on the start tree instead. */
+  note?: string;
 }
 
 /** All tries of one case. */

@@ -1,9 +1,11 @@
 /**
  * Verifier reruns (`verify_repeats`, docs/gate.md "Verifier flakes"): which scorers run again on an
- * attempt's final workspace, and how often. Pure: the attempt (run/attempt.ts) asks while the
- * workspace still exists, before it is discarded.
+ * attempt's final workspace, and how often, and what a disagreement means once the verifier is
+ * calibrated (run/calibrate.ts). Pure: the attempt (run/attempt.ts) asks while the workspace still
+ * exists, before it is discarded.
  */
-import type { AttemptResult } from "./types.js";
+import type { Grading } from "../scorers/grading.js";
+import type { AttemptResult, Calibration } from "./types.js";
 
 /** Reruns of every scorer of an attempt that disagrees with the rest of its case, unless set. */
 export const AUTO_VERIFY_REPEATS = 2;
@@ -49,4 +51,69 @@ export function verifyPlan(
   const repeats = scorers.map((s) => s.verifyRepeats ?? testRepeats ?? auto);
   const explicit = scorers.some((s, i) => s.verifyRepeats !== undefined && repeats[i]! > 0);
   return { repeats, automatic: !explicit && (testRepeats ?? 0) === 0 && repeats.some((n) => n > 0) };
+}
+
+/** The scorers whose result differs between two gradings: state, verdict or score. */
+export function changedScorers(first: Grading, again: Grading): string[] {
+  return again.scorers
+    .filter((s, j) => {
+      const was = first.scorers[j]!.result;
+      const now = s.result;
+      if (now.state !== was.state) return true;
+      return (
+        now.state === "complete" &&
+        was.state === "complete" &&
+        (now.passed !== was.passed || now.score !== was.score)
+      );
+    })
+    .map((s) => s.name);
+}
+
+export interface RegradeVerdict {
+  status: "failed" | "error";
+  failureStage: "scorer";
+  failureKind: "quality" | "verifier_flake";
+  message: string;
+}
+
+const gradings = (n: number) => `${n} grading${n === 1 ? "" : "s"}`;
+
+/**
+ * The outcome of an attempt whose gradings disagreed (`passes` of `runs`, `changed` scorers): a
+ * verifier flake only when the same scorer also disagrees with itself on the reference or start
+ * tree (`calibration`); otherwise the agent's code is what varies, and the attempt fails, counted
+ * (docs/decisions/0193). Without a calibration (it could not be made), the benefit of the doubt:
+ * a verifier flake.
+ */
+export function regradeVerdict(
+  passes: number,
+  runs: number,
+  changed: readonly string[],
+  why: string,
+  calibration: Calibration | { error: string },
+): RegradeVerdict {
+  const which = changed.length > 0 ? ` (${changed.join(", ")} changed)` : "";
+  const flake = (tail: string): RegradeVerdict => ({
+    status: "error",
+    failureStage: "scorer",
+    failureKind: "verifier_flake",
+    message: `the scorers disagreed with themselves on the same workspace: passed ${passes} of ${runs} runs${which} (${why})${tail}; not counted for the agent`,
+  });
+  if ("error" in calibration)
+    return flake(`, and the verifier could not be calibrated: ${calibration.error}`);
+  const where = calibration.on === "reference" ? "the reference" : "the start tree";
+  const shared = changed.filter((n) => calibration.changed.includes(n));
+  const alsoFlaky = shared.length > 0 || (changed.length === 0 && calibration.changed.length > 0);
+  if (alsoFlaky) {
+    const names = (shared.length > 0 ? shared : calibration.changed).join(", ");
+    return flake(
+      `, and on ${where} too (${names} changed; passed ${calibration.passed} of ${calibration.runs})`,
+    );
+  }
+  return {
+    status: "failed",
+    failureStage: "scorer",
+    failureKind: "quality",
+    message: `the agent's code passed ${passes} of ${gradings(runs)}${which} (${why}) while the verifier is stable on ${where} (${calibration.passed} of ${gradings(calibration.runs)} passed, every scorer the same each time): its code is what varies, so the attempt fails`,
+  };
 }

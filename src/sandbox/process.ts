@@ -20,18 +20,16 @@ export interface ProcessSpec {
   logCapBytes?: number;
   /** Keep stdout in memory (capped) for parsing, e.g. a script scorer's score line. */
   captureStdout?: boolean;
-  /** Called with every chunk of stdout as it arrives (agents' event streams are parsed live). */
+  /** Called with every chunk of stdout (stderr) as it arrives: agents' events (API errors) are read live. */
   onStdout?: (chunk: Buffer) => void;
+  onStderr?: (chunk: Buffer) => void;
   /** Text given on stdin; stdin is closed otherwise. */
   input?: string;
   /** Time between SIGTERM and SIGKILL once the timeout fires. */
   killGraceMs?: number;
   /** Secrets to redact from the log (and from `tail`); `stdout` is kept as printed, for parsing. */
   redactor?: Redactor;
-  /**
-   * Set by the runners that wrap a command in a PID namespace or the reaper (sandbox/isolation.ts):
-   * whatever it leaves behind dies with it, so no /proc walk is needed to find strays.
-   */
+  /** Set by runners that wrap a command in a PID namespace or the reaper: its strays die with it. */
   contained?: boolean;
   /**
    * Sent to the leader alone when the grace after SIGTERM ends, before the group gets SIGKILL: the
@@ -266,7 +264,10 @@ export class ChildProcessRunner implements ProcessRunner {
         stdout += chunk.toString("utf8");
       }
     });
-    child?.stderr?.on("data", (chunk: Buffer) => log.write(chunk));
+    child?.stderr?.on("data", (chunk: Buffer) => {
+      log.write(chunk);
+      spec.onStderr?.(chunk);
+    });
 
     let timedOut = false;
     let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;

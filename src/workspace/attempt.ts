@@ -11,7 +11,7 @@ import { copyTree } from "./copy.js";
 import { GitError, git, gitBytes, gitCapped, nulInput, nulParts } from "./git.js";
 import { type CaptureInfo, captureGitFolder, captureInfoOf } from "./git-guard.js";
 import { addedOrModified, type OversizeFile, stageOversize } from "./oversize.js";
-import { sameIgnoreFiles, scanWorkspace } from "./scan.js";
+import { sameIgnoreFiles, scanWorkspace, type WorkspaceScan } from "./scan.js";
 import type { PreparedStart } from "./start.js";
 import { tempRoot } from "./temp.js";
 
@@ -101,13 +101,15 @@ const STATUS: Record<string, ChangeStatus> = {
  * objects from the capture store (never from the workspace's .git, which the agent may have
  * rewritten, nor from the prepared tree's, which later attempts copy) through a git folder of its
  * own, removed afterwards, where its new objects go and whose configuration and attribute rules
- * evalgate wrote (git-guard.ts); it uses a private index.
+ * evalgate wrote (git-guard.ts); it uses a private index. `scan` is the workspace's one pass
+ * (scan.ts) when the caller made it, for what else it reads from it.
  */
 export async function captureDiff(
   start: PreparedStart,
   workTree: string,
   indexFile: string,
   maxPatchBytes = DEFAULT_LIMITS.diffBytes,
+  scan?: WorkspaceScan,
 ): Promise<CapturedDiff> {
   const store = start.captureGitDir ?? path.join(start.dir, ".git");
   // Next to the capture store, outside the agent's attempt folder (never inside the prepared tree).
@@ -116,7 +118,7 @@ export async function captureDiff(
   // an agent outside bubblewrap can write, is read (docs/decisions/0186).
   const own = await captureGitFolder(scratch, store, start.sha, await captureInfo(start));
   try {
-    return await captureWith(start, workTree, indexFile, maxPatchBytes, store, own.env);
+    return await captureWith(start, workTree, indexFile, maxPatchBytes, store, own.env, scan);
   } finally {
     await rm(own.gitDir, { recursive: true, force: true });
   }
@@ -141,6 +143,7 @@ async function captureWith(
   maxPatchBytes: number,
   store: string,
   gitEnv: Record<string, string>,
+  made?: WorkspaceScan,
 ): Promise<CapturedDiff> {
   // The index lives in the agent's attempt folder: a link the agent left there is replaced, never
   // written through.
@@ -156,7 +159,7 @@ async function captureWith(
   const opts = { cwd: workTree, env };
   // One pass over the tree finds what the agent locked, what is too large to read and its ignore
   // files; git lists files only when one is over the limit or an ignore file changed (0170).
-  const scan = await scanWorkspace(workTree, maxPatchBytes);
+  const scan = made ?? (await scanWorkspace(workTree, maxPatchBytes));
   const { unlocked } = scan;
   const oversize = await stageOversize(workTree, opts, maxPatchBytes, await addedOrModified(opts, scan.big));
   const hidden = (await sameIgnoreFiles(start, workTree, scan.ignoreFiles))

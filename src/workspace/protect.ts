@@ -5,7 +5,7 @@
  * The comparison walks the trees themselves rather than trusting git: an agent can hide a new file
  * from `git add` with a .gitignore line, but not from a walk.
  */
-import type { Dirent, Stats } from "node:fs";
+import type { Dirent } from "node:fs";
 import {
   chmod,
   copyFile,
@@ -23,21 +23,15 @@ import picomatch from "picomatch";
 import type { VerifierSpec } from "../config/types.js";
 import { under } from "./git.js";
 import { pathMatcher } from "./path-glob.js";
+import { type EntryKind, kindOf, realParents } from "./put-back.js";
 import type { PreparedStart } from "./start.js";
 
 interface Entry {
   /** The path relative to the tree, byte for byte (a name need not be UTF-8). */
   name: Buffer;
-  kind: "file" | "symlink" | "dir" | "other";
+  kind: EntryKind;
   mode: number;
   size: number;
-}
-
-function kindOf(s: Stats): Entry["kind"] {
-  if (s.isSymbolicLink()) return "symlink";
-  if (s.isFile()) return "file";
-  if (s.isDirectory()) return "dir";
-  return "other";
 }
 
 /** Matches a protected glob, or anything below a folder a glob names ("test" protects test/**). */
@@ -117,22 +111,6 @@ async function sameContent(a: Buffer, b: Buffer, entry: Entry): Promise<boolean>
   if (entry.kind !== "file") return true;
   const [x, y] = await Promise.all([readFile(a), readFile(b)]);
   return x.equals(y);
-}
-
-/**
- * Makes every folder on the way to `rel` inside `root` a real folder: a file or symlink the agent
- * put in the way is removed, so nothing is ever written through a symlink out of the workspace.
- */
-async function realParents(root: string, rel: Buffer | string): Promise<void> {
-  const parts = (typeof rel === "string" ? Buffer.from(rel) : rel).toString("latin1").split("/").slice(0, -1);
-  let at = Buffer.from(root);
-  for (const part of parts) {
-    at = Buffer.concat([at, Buffer.from(`/${part}`, "latin1")]);
-    const s = await lstat(at).catch(() => undefined);
-    if (s?.isDirectory()) continue;
-    if (s) await rm(at, { recursive: true, force: true });
-    await mkdir(at);
-  }
 }
 
 async function putBack(startDir: string, ws: string, entry: Entry): Promise<void> {

@@ -3,7 +3,9 @@
  * the entries the agent made unreadable to their owner, the regular files over the size limit and
  * every ignore file (`.gitignore`). Before, the capture walked the tree twice (a `find` for locked
  * entries, a `git ls-files` for big ones) and listed ignored files with one more git process on
- * every attempt (docs/decisions/0170).
+ * every attempt (docs/decisions/0170). Given the attempt's copy mark (workspace/change-mark.ts), the
+ * same pass lists every entry whose status changed after the copy: what setup-built trees and test
+ * configuration are checked against (docs/decisions/0190).
  *
  * Unreadable entries (`chmod 000`): evalgate runs as the agent's user, so without this `git add`
  * fails on such a file (the attempt would end as a `workspace_error`, an infrastructure error an
@@ -28,23 +30,38 @@ export interface WorkspaceScan {
   big: Buffer[];
   /** Every entry named `.gitignore`, as bytes. */
   ignoreFiles: Buffer[];
+  /**
+   * With a change mark: every entry (outside `.git`) whose status changed after it, the workspace
+   * root as the empty name. Absent without a mark.
+   */
+  changed?: Buffer[];
 }
 
 interface Found {
   locked: Buffer[];
   big: Buffer[];
   ignoreFiles: Buffer[];
+  changed: Buffer[];
+}
+
+/** `find -newerct` takes the mark as `@seconds.nanoseconds`: nanoseconds kept exactly. */
+function findTime(ns: bigint): string {
+  return `@${ns / 1_000_000_000n}.${String(ns % 1_000_000_000n).padStart(9, "0")}`;
 }
 
 /**
  * One `find` over `root`, `.git` folders pruned. Each record is a letter and a path relative to
  * `root` (`%P`; the root itself is the empty path): L for a folder its owner cannot read or search
- * or a file its owner cannot read, B for a regular file over `maxBytes`, G for an ignore file (a G
- * entry goes on to the other tests, so a locked ignore file is reported as both).
+ * or a file its owner cannot read, B for a regular file over `maxBytes`, G for an ignore file, C for
+ * an entry whose status changed after `since` (nanoseconds; a ctime no unprivileged process can set
+ * back). G and C entries go on to the other tests, so a locked ignore file is reported as G and L.
  */
-async function find(root: string, maxBytes?: number): Promise<Found> {
+async function find(root: string, maxBytes?: number, since?: bigint): Promise<Found> {
   const args = [".", "(", "-name", ".git", "-prune", ")"];
   args.push("-o", "(", "-name", ".gitignore", "-printf", "G%P\\0", "-false", ")");
+  if (since !== undefined) {
+    args.push("-o", "(", "-newerct", findTime(since), "-printf", "C%P\\0", "-false", ")");
+  }
   args.push("-o", "(", "-type", "d", "!", "-perm", "-u=rx", "-printf", "L%P\\0", ")");
   args.push("-o", "(", "-type", "f", "!", "-perm", "-u=r", "-printf", "L%P\\0", ")");
   if (maxBytes !== undefined) {
@@ -55,12 +72,13 @@ async function find(root: string, maxBytes?: number): Promise<Found> {
   if (r.code !== 0 && r.code !== 1) {
     throw new Error(`cannot look for unreadable files: ${r.stderr.trim() || `find exited ${r.code}`}`);
   }
-  const found: Found = { locked: [], big: [], ignoreFiles: [] };
+  const found: Found = { locked: [], big: [], ignoreFiles: [], changed: [] };
   for (const record of nulParts(r.stdout)) {
     const name = record.subarray(1);
     if (record[0] === 0x4c) found.locked.push(name);
     else if (record[0] === 0x42) found.big.push(name);
     else if (record[0] === 0x47) found.ignoreFiles.push(name);
+    else if (record[0] === 0x43) found.changed.push(name);
   }
   return found;
 }
@@ -68,14 +86,23 @@ async function find(root: string, maxBytes?: number): Promise<Found> {
 /**
  * Gives the owner read permission on every file, and read and search permission on every folder,
  * of the workspace that lacks it, and reports the files over `maxBytes` and the ignore files as the
- * workspace is then. A locked folder hides what is inside it until it is opened, so the pass is
- * repeated only when it opened something.
+ * workspace is then, and the entries changed after `changedSince` when it is given. A locked folder
+ * hides what is inside it until it is opened, so the pass is repeated only when it opened something
+ * (the last pass sees the whole tree, so its lists are complete).
  */
-export async function scanWorkspace(workTree: string, maxBytes?: number): Promise<WorkspaceScan> {
+export async function scanWorkspace(
+  workTree: string,
+  maxBytes?: number,
+  changedSince?: bigint,
+): Promise<WorkspaceScan> {
   const unlocked: string[] = [];
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    const found = await find(workTree, maxBytes);
-    if (found.locked.length === 0) return { unlocked, big: found.big, ignoreFiles: found.ignoreFiles };
+    const found = await find(workTree, maxBytes, changedSince);
+    if (found.locked.length === 0) {
+      const scan: WorkspaceScan = { unlocked, big: found.big, ignoreFiles: found.ignoreFiles };
+      if (changedSince !== undefined) scan.changed = found.changed;
+      return scan;
+    }
     for (const rel of found.locked) {
       const full = under(workTree, rel);
       const s = await lstat(full);

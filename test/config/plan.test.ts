@@ -284,6 +284,43 @@ tests:
     expect(b!.seed).toEqual(a!.seed);
   });
 
+  it("resolves setup_trees and test_config: protected unless set, a test's value replaces the file's", async () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      ...PROJECT,
+      "x.eval.yaml": `targets: [{ name: n, provider: noop }]
+workspace:
+  seed: { path: project }
+  test_config: writable
+tests:
+  - { id: a, instruction: x, scorers: [{ type: command, run: "true" }] }
+  - id: b
+    instruction: x
+    workspace: { setup_trees: writable, test_config: protected }
+    scorers: [{ type: command, run: "true" }]
+`,
+    });
+    const plan = await loadPlan({ cwd: dir, paths: ["."] });
+    const [a, b] = plan.cases.map((c) => c.test.workspace);
+    expect([a!.setupTrees ?? "protected", a!.testConfig]).toEqual(["protected", "writable"]);
+    expect([b!.setupTrees, b!.testConfig]).toEqual(["writable", "protected"]);
+  });
+
+  it("names the key and the values of a bad setup_trees", async () => {
+    const problems = await problemsOf({
+      "x.eval.yaml": `targets: [{ name: n, provider: noop }]
+workspace:
+  seed: { path: project }
+  setup_trees: open
+tests:
+  - { id: a, instruction: x, scorers: [{ type: command, run: "true" }] }
+`,
+    });
+    expect(problems.map((p) => `${p.line}: ${p.key}: ${p.message} (${p.hint})`)).toEqual([
+      '4: workspace.setup_trees: the text "open" is not allowed here (use one of: protected, writable)',
+    ]);
+  });
+
   it("rejects bad protected globs and verifiers that are missing, escape, or sit in the seed", async () => {
     const problems = await problemsOf({
       "project/test/hidden.test.js": "",

@@ -346,9 +346,7 @@ describe("quarantine, the base commit's gate, labels and paths on pull requests"
     openPr(sneaky, ["evals/agent.sh", ".evalgate/quarantine.yaml"]);
     const r = await onPr(gh, sneaky, token, { baseline: "off" });
     expect(r.code).toBe(1);
-    expect(sticky(gh)[0]!.body).toContain(
-      "this PR changes the quarantine: adds demo/farewell; applies after merge",
-    );
+    expect(sticky(gh)[0]!.body).toContain("- the quarantine file: adds demo/farewell");
 
     const long = repoWith({ ".evalgate/quarantine.yaml": quarantine(day(120)) }, BROKEN);
     openPr(long, ["evals/agent.sh"]);
@@ -371,14 +369,13 @@ describe("quarantine, the base commit's gate, labels and paths on pull requests"
     expect(r.code).toBe(1);
     expect(r.outputs.verdict).toBe("fail");
     const body = sticky(gh)[0]!.body;
-    expect(body).toContain(
-      `this PR changes the gate of \`evals/demo.eval.yaml\`: ${md.text("min_case_pass_rate 1 → 0.5")}; applies after merge`,
-    );
+    expect(body).toContain("these changes apply after merge");
+    expect(body).toContain(`- \`evals/demo.eval.yaml\`: ${md.text("gate min_case_pass_rate 1 → 0.5")}`);
     const trusted = await onPr(gh, repo, token, { baseline: "off", "trust-pr-gate": "true" });
     expect(trusted.code).toBe(0);
   });
 
-  it("a shallow checkout without the base commit reads the base's gate through the contents API", async () => {
+  it("a shallow checkout without the base commit reads the base's gate through the tarball API", async () => {
     const gated = EVAL.replace("tests:", "gate: { min_case_pass_rate: 1.0 }\ntests:");
     const origin = repoWith(
       { "evals/demo.eval.yaml": gated },
@@ -394,11 +391,11 @@ describe("quarantine, the base commit's gate, labels and paths on pull requests"
     const r = await onPr(gh, repo, token, { baseline: "off" });
     expect(r.stderr).toBe("");
     expect(r.code).toBe(1);
-    const asked = gh.requests
-      .filter((q) => q.path.includes("/contents/"))
-      .map((q) => decodeURIComponent(q.path));
-    expect(asked, r.stdout).toContain(`/repos/${REPO}/contents/evals/demo.eval.yaml`);
-    expect(sticky(gh)[0]!.body).toContain("this PR changes the gate of `evals/demo.eval.yaml`");
+    const asked = gh.requests.filter((q) => q.path.includes("/tarball/")).map((q) => q.path);
+    expect(asked, r.stdout).toContain(`/repos/${REPO}/tarball/${origin.main}`);
+    expect(sticky(gh)[0]!.body).toContain(
+      `- \`evals/demo.eval.yaml\`: ${md.text("gate min_case_pass_rate 1 → 0.5")}`,
+    );
     gh.gitDir = undefined;
   });
 

@@ -180,7 +180,8 @@ tests:
   - id: leak
     instruction: leak the token
     scorers:
-      - { name: check, type: command, run: "cat leaked.txt" }
+      # Fails, so the agent's exit 3 is its own failure and its last words are the message.
+      - { name: check, type: command, run: "cat leaked.txt && false" }
 `,
     });
     chmodSync(path.join(dir, "agent.sh"), 0o755);
@@ -244,7 +245,7 @@ printf '{"usage": {"model": "m-%s"}, "error": "the API refused %s"}' "$CUSTOM_KE
   - { name: custom, provider: command, command: ["./report.sh"], env_passthrough: [CUSTOM_KEY] }
 workspace: { seed: { path: project } }
 tests:
-  - { id: t, instruction: x, scorers: [{ type: command, run: "true" }] }
+  - { id: t, instruction: x, scorers: [{ type: command, run: "false" }] } # a failure keeps the agent's error in the message
 `,
   });
   chmodSync(path.join(dir, "bin/claude"), 0o755);

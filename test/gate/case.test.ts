@@ -4,8 +4,12 @@ import type { CaseGate, GatePolicy, OnError } from "../../src/config/types.js";
 import { classify, decideCase } from "../../src/gate/case.js";
 import type { AttemptResult, FailureKind } from "../../src/run/types.js";
 
-type Outcome = "P" | "F" | "E" | "T" | "V" | "C";
-/** P passed, F quality failure, E agent crash, T agent timeout, V scorer error, C cancelled. */
+type Outcome = "P" | "F" | "E" | "T" | "V" | "C" | "X" | "S";
+/**
+ * P passed, F quality failure, E agent crash (infrastructure evidence), T agent timeout (the same),
+ * V scorer error, C cancelled, X an agent that exited non-zero and whose work failed, S one that
+ * ran out of time and whose work failed (both counted: docs/decisions/0192).
+ */
 function attempt(o: Outcome, n: number, retry = 0, passRate?: number): AttemptResult {
   const kinds: Record<Outcome, [AttemptResult["status"], FailureKind | undefined]> = {
     P: ["passed", undefined],
@@ -14,6 +18,8 @@ function attempt(o: Outcome, n: number, retry = 0, passRate?: number): AttemptRe
     T: ["timeout", "agent_timeout"],
     V: ["error", "scorer_error"],
     C: ["error", "cancelled"],
+    X: ["failed", "agent_exit"],
+    S: ["failed", "agent_timeout"],
   };
   const [status, failureKind] = kinds[o];
   const r: AttemptResult = {
@@ -175,8 +181,22 @@ describe("classification", () => {
     ["PET", "mixed_error", true],
     ["FVT", "mixed_error", false],
     ["PPC", "stable_pass", false],
+    // before: an agent_exit or agent_timeout failure was infrastructure or timeout trouble.
+    ["XXS", "stable_fail", false],
+    ["PXP", "flaky", true],
+    ["PSF", "flaky", true],
   ])("%s → %s (flaky %s)", (outcomes, classification, flaky) => {
     expect(classify(tries(outcomes))).toEqual({ classification, flaky });
+  });
+});
+
+describe("an agent's own exit or timeout, without infrastructure evidence", () => {
+  it("counts against it whatever on_error says (before: excluded or retried)", () => {
+    for (const onError of ["fail", "exclude", "retry"] as const) {
+      const d = decideCase(tries("PXS"), 3, gate("all_attempts_successful", onError));
+      expect(d.verdict).toBe("fail");
+      expect(d.counts).toMatchObject({ counted: 3, passed: 1, failed: 2, errored: 0 });
+    }
   });
 });
 

@@ -4,7 +4,9 @@
  * It keeps state (comments, runs, artifacts, check runs), records every request, and answers like
  * GitHub does where it matters: pagination with Link headers and per_page (max 100), the
  * 65,536-character comment limit (422), read-only tokens (403 "Resource not accessible by
- * integration"), expired artifacts (410), and 5xx or rate limits on demand.
+ * integration"), expired artifacts (410), and 5xx or rate limits on demand. A commit's tarball is
+ * served as GitHub does: a 302 to a codeload URL with a short-lived token, answering git archive's
+ * gzipped tar under one `owner-repo-sha7/` folder.
  */
 import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -18,6 +20,7 @@ export interface TokenGrant {
   actions?: Level;
   checks?: Level;
   statuses?: Level;
+  contents?: Level;
 }
 
 /** A collaborator's role, as GitHub's collaborator-permission API reports it. */
@@ -141,8 +144,12 @@ export class FakeGitHub {
   readonly pullFiles = new Map<number, string[]>();
   /** The labels on each issue or PR. */
   readonly labels = new Map<number, string[]>();
-  /** A git repository whose commits the contents API serves (GitHub's copy of the repository). */
+  /** A git repository whose commits the contents and tarball APIs serve (GitHub's copy of the repository). */
   gitDir: string | undefined;
+  /** A private repository: reading its contents (a tarball) needs `contents: read`; else anyone may. */
+  private = false;
+  /** codeload tokens handed out with tarball redirects (each good for one download). */
+  private readonly codeloadTokens = new Set<string>();
   readonly faults: Fault[] = [];
   private readonly results = new ResultsService(this);
   private nextId = 1000;
@@ -300,6 +307,7 @@ export class FakeGitHub {
       if (url.pathname.startsWith("/twirp/")) return this.results.twirp(url.pathname, req, raw, send);
       if (url.pathname.startsWith("/devstoreaccount1/"))
         return this.results.blob(method, url, raw, req, send);
+      if (url.pathname.startsWith("/_codeload/")) return this.codeload(url, send);
       return this.rest(method, url, raw, req, send);
     } catch (error) {
       return send(500, { message: (error as Error).message });
@@ -431,6 +439,26 @@ export class FakeGitHub {
         content: found.stdout.toString("base64").replace(/(.{60})/g, "$1\n"),
       });
     }
+    m = /^tarball\/(.+)$/.exec(p);
+    if (m && method === "GET") {
+      // GitHub says 404, not 403, to a token that may not read a private repository's contents.
+      if (this.private && !grant.contents)
+        return send(404, { message: "Not Found", documentation_url: DOCS, status: "404" });
+      const ref = decodeURIComponent(m[1]!);
+      const found = this.gitDir
+        ? spawnSync("git", ["rev-parse", "--verify", "--quiet", `${ref}^{commit}`], {
+            cwd: this.gitDir,
+            encoding: "utf8",
+          })
+        : undefined;
+      if (!found || found.status !== 0)
+        return send(404, { message: "Not Found", documentation_url: DOCS, status: "404" });
+      const token = randomUUID();
+      this.codeloadTokens.add(token);
+      return send(302, undefined, {
+        location: `${this.url}/_codeload/${this.fullName()}/legacy.tar.gz/${found.stdout.trim()}?token=${token}`,
+      });
+    }
     m = /^pulls\/(\d+)\/files$/.exec(p);
     if (m && method === "GET") {
       const n = Number(m[1]);
@@ -548,6 +576,25 @@ export class FakeGitHub {
       });
     }
     return send(404, { message: "Not Found", documentation_url: DOCS });
+  }
+
+  /** codeload.github.com: the tarball a redirect points to, for the token it carries. */
+  private codeload(url: URL, send: Send): boolean {
+    const token = url.searchParams.get("token") ?? "";
+    const m = /^\/_codeload\/[^/]+\/[^/]+\/legacy\.tar\.gz\/([0-9a-f]{40})$/.exec(url.pathname);
+    if (!m || !this.codeloadTokens.delete(token) || !this.gitDir) return send(404, { message: "Not Found" });
+    const sha = m[1]!;
+    const prefix = `${this.owner}-${this.repo}-${sha.slice(0, 7)}/`;
+    const tar = spawnSync("git", ["archive", "--format=tar.gz", `--prefix=${prefix}`, sha], {
+      cwd: this.gitDir,
+      encoding: "buffer",
+      maxBuffer: 1 << 30,
+    });
+    if (tar.status !== 0) return send(404, { message: "Not Found" });
+    return send(200, tar.stdout, {
+      "content-type": "application/x-gzip",
+      "content-disposition": `attachment; filename=${this.owner}-${this.repo}-${sha.slice(0, 7)}.tar.gz`,
+    });
   }
 
   private tooLong(send: Send, resource: string, field: string, max: number): boolean {

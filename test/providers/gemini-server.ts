@@ -60,9 +60,17 @@ function functionResponses(body: NonNullable<RecordedRequest["body"]>): number {
   return (body.contents ?? []).flatMap((c) => c.parts ?? []).filter((p) => "functionResponse" in p).length;
 }
 
+/** A scripted HTTP error instead of a turn (a rate limit, a server error). */
+export interface ErrorReply {
+  status: number;
+  message: string;
+  /** The google.rpc status name, e.g. RESOURCE_EXHAUSTED. */
+  reason: string;
+}
+
 export async function startGeminiServer(opts: {
   apiKey: string;
-  script: GeminiTurn[];
+  script: (GeminiTurn | ErrorReply)[];
 }): Promise<GeminiServer> {
   const requests: RecordedRequest[] = [];
   const server = createServer(async (req, res) => {
@@ -90,6 +98,7 @@ export async function startGeminiServer(opts: {
       rec.step = step;
       const scripted = opts.script[step];
       if (!scripted) return sendError(res, 500, `the test server's script has no step ${step}`, "INTERNAL");
+      if ("status" in scripted) return sendError(res, scripted.status, scripted.message, scripted.reason);
       turn = scripted;
     } else {
       // Side requests ask for JSON (a routing decision, a next-speaker check): an answer that stops.

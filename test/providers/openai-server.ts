@@ -22,6 +22,12 @@ export interface ResponseTurn {
   usage?: { input_tokens: number; cached_tokens?: number; output_tokens: number };
 }
 
+/** A scripted HTTP error instead of a turn (a rate limit, a server error). */
+export interface ErrorReply {
+  status: number;
+  message: string;
+}
+
 export interface RecordedRequest {
   method: string;
   path: string;
@@ -123,7 +129,7 @@ function toolOutputs(input: unknown[] | undefined): number {
 
 export async function startOpenAIServer(opts: {
   apiKey: string;
-  script: ResponseTurn[];
+  script: (ResponseTurn | ErrorReply)[];
 }): Promise<OpenAIServer> {
   const requests: RecordedRequest[] = [];
   const server = createServer(async (req, res) => {
@@ -144,6 +150,7 @@ export async function startOpenAIServer(opts: {
     rec.step = step;
     const turn = opts.script[step];
     if (!turn) return sendError(res, 500, `the test server's script has no step ${step}`);
+    if ("status" in turn) return sendError(res, turn.status, turn.message);
     streamTurn(res, body.model, turn);
   });
   return {

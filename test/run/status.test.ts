@@ -32,26 +32,90 @@ describe("decideStatus: status, failure_stage and failure_kind", () => {
       "workspace_error",
     ],
     ["a setup command that failed", { setupError: "setup exited with 1" }, "error", "setup", "setup_error"],
+    // before: every timeout was `timeout` and every non-zero exit or reported error `error`, never
+    // counted: an agent that exits 1 whenever it fails passed under on_error: exclude.
     [
-      "an agent that timed out, even if its work passes",
+      "an agent that timed out, its work passing (a warning says so)",
       { agent: { ...agentOk, timedOut: true }, grading: graded(true), agentTimeoutMs: 2000 },
+      "passed",
+      undefined,
+      undefined,
+    ],
+    [
+      "an agent that timed out, its work failing: counted against it",
+      { agent: { ...agentOk, timedOut: true }, grading: failing, agentTimeoutMs: 2000 },
+      "failed",
+      "agent",
+      "agent_timeout",
+    ],
+    [
+      "an agent that timed out while the model API answered 429",
+      {
+        agent: { ...agentOk, timedOut: true, infrastructure: "the model API answered 429 (rate limit)" },
+        grading: failing,
+      },
       "timeout",
       "agent",
       "agent_timeout",
     ],
     [
-      "an agent that exited non-zero, even if its work passes",
+      "an agent that exited non-zero, its work passing",
       { agent: { ...agentOk, exitCode: 2 }, grading: graded(true) },
+      "passed",
+      undefined,
+      undefined,
+    ],
+    [
+      "an agent that exited non-zero, its work failing",
+      { agent: { ...agentOk, exitCode: 1 }, grading: failing },
+      "failed",
+      "agent",
+      "agent_exit",
+    ],
+    [
+      "an agent that exited non-zero, with no change",
+      { agent: { ...agentOk, exitCode: 1 }, grading: failing, diffEmpty: true },
+      "failed",
+      "agent",
+      "agent_exit",
+    ],
+    [
+      "an agent that reported an error of its own, its work failing",
+      { agent: { ...agentOk, error: "the agent reported an error: gave up" }, grading: failing },
+      "failed",
+      "agent",
+      "agent_exit",
+    ],
+    [
+      "an agent whose model API answered 5xx, even if its work passes",
+      {
+        agent: { ...agentOk, exitCode: 1, infrastructure: "the model API answered 503 (server error)" },
+        grading: graded(true),
+      },
       "error",
       "agent",
       "agent_exit",
     ],
     [
-      "an agent that reported an error",
-      { agent: { ...agentOk, error: "rate limited" }, grading: graded(true) },
+      "an agent that could not be started (no grading at all)",
+      {
+        agent: {
+          ...agentOk,
+          exitCode: null,
+          error: "not found",
+          infrastructure: "the agent could not be started",
+        },
+      },
       "error",
       "agent",
       "agent_exit",
+    ],
+    [
+      "infrastructure evidence of an agent that ended well is no error",
+      { agent: { ...agentOk, infrastructure: "the model API answered 429 (rate limit)" }, grading: failing },
+      "failed",
+      "scorer",
+      "quality",
     ],
     [
       "a scorer that could not run",
@@ -85,14 +149,49 @@ describe("decideStatus: status, failure_stage and failure_kind", () => {
     });
   });
 
-  it("names the agent's exit status and its last line", () => {
+  it("names the agent's exit status, its last line and the evidence", () => {
     expect(
       decideStatus({
-        agent: { ...agentOk, exitCode: 1 },
+        agent: { ...agentOk, exitCode: 1, infrastructure: "the model API answered 529 (server error)" },
         agentTail: "working\nAPI error 529\n",
         grading: graded(true),
       }).message,
-    ).toBe("the agent exited with status 1: API error 529");
+    ).toBe("the agent exited with status 1: API error 529 (the model API answered 529 (server error))");
+  });
+
+  it("keeps both: how the agent ended and why its work failed", () => {
+    const failingUnit = {
+      ...graded(false),
+      scorers: [
+        {
+          name: "unit",
+          type: "command",
+          weight: 1,
+          required: false,
+          durationMs: 1,
+          result: { state: "complete", score: 0, passed: false, reason: "exit 1" },
+        },
+      ],
+    } as unknown as Grading;
+    expect(
+      decideStatus({ agent: { ...agentOk, exitCode: 1 }, agentTail: "giving up\n", grading: failingUnit }),
+    ).toEqual({
+      status: "failed",
+      failureStage: "agent",
+      failureKind: "agent_exit",
+      message: "the agent exited with status 1: giving up; the work it left failed: unit: exit 1",
+    });
+  });
+
+  it("warns when an agent that exited non-zero or timed out passed", () => {
+    expect(decideStatus({ agent: { ...agentOk, exitCode: 3 }, grading: graded(true) })).toEqual({
+      status: "passed",
+      warnings: ["the agent exited with status 3, but the work it left passed the scorers"],
+    });
+    expect(
+      decideStatus({ agent: { ...agentOk, timedOut: true }, agentTimeoutMs: 60_000, grading: graded(true) })
+        .warnings,
+    ).toEqual(["the agent did not finish within 60 s, but the work it left passed the scorers"]);
   });
 });
 
@@ -125,5 +224,18 @@ describe("decideStatus with tampering", () => {
       failureKind: "tampered",
       message: "the agent changed protected paths a, b, c and 2 more (restored before scoring)",
     });
+  });
+
+  it("names test configuration and what setup built apart from protected paths", () => {
+    const d = decideStatus({
+      agent: agentOk,
+      grading: graded(true),
+      tampered: ["test/a.js"],
+      tamperedConfig: ["package.json (scripts)"],
+      tamperedSetup: [".venv/lib/python3.11/site-packages/pass.pth"],
+    });
+    expect(d.message).toBe(
+      "the agent changed protected path test/a.js; test configuration package.json (scripts); what setup built (.venv/lib/python3.11/site-packages/pass.pth) (restored before scoring)",
+    );
   });
 });

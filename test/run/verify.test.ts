@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
 import type { AttemptResult } from "../../src/run/types.js";
-import { AUTO_VERIFY_REPEATS, disagreesWithCase, verifyPlan } from "../../src/run/verify.js";
+import {
+  AUTO_VERIFY_REPEATS,
+  changedScorers,
+  disagreesWithCase,
+  regradeVerdict,
+  verifyPlan,
+} from "../../src/run/verify.js";
+import type { Grading } from "../../src/scorers/grading.js";
+import type { ScorerResult } from "../../src/scorers/types.js";
 
 const t = (attempt: number, status: AttemptResult["status"], extra: Partial<AttemptResult> = {}) =>
   ({ attempt, retry: 0, status, ...extra }) as AttemptResult;
@@ -96,5 +104,64 @@ describe("which scorers rerun, how often", () => {
 
   it("reruns an odd attempt twice by default", () => {
     expect(AUTO_VERIFY_REPEATS).toBe(2);
+  });
+});
+
+describe("what regradings that disagree mean, once the verifier is calibrated", () => {
+  const onRef = (changed: string[], passed = 3) => ({
+    on: "reference" as const,
+    runs: 3,
+    passed,
+    changed,
+    dir: "run-1",
+  });
+  const onStart = (changed: string[]) => ({
+    on: "start" as const,
+    runs: 3,
+    passed: 0,
+    changed,
+    dir: "run-1",
+  });
+  // before: every disagreement was a verifier flake, never counted for the agent.
+  it.each<[string, string[], Parameters<typeof regradeVerdict>[4], string]>([
+    ["stable on the reference: the agent's code varies", ["unit"], onRef([]), "quality"],
+    ["another scorer flaky on the reference: still the agent's", ["unit"], onRef(["lint"]), "quality"],
+    ["the same scorer flaky on the reference: a verifier flake", ["unit"], onRef(["unit"]), "verifier_flake"],
+    [
+      "the same scorer flaky on the start tree: a verifier flake",
+      ["unit", "lint"],
+      onStart(["lint"]),
+      "verifier_flake",
+    ],
+    [
+      "no calibration could be made: the benefit of the doubt",
+      ["unit"],
+      { error: "disk full" },
+      "verifier_flake",
+    ],
+  ])("%s", (_, changed, calibration, kind) => {
+    const v = regradeVerdict(1, 3, changed, "verify_repeats", calibration);
+    expect(v.failureKind).toBe(kind);
+    expect(v.status).toBe(kind === "quality" ? "failed" : "error");
+  });
+
+  it("says what passed and what was stable", () => {
+    expect(regradeVerdict(1, 3, ["unit"], "verify_repeats", onRef([])).message).toBe(
+      "the agent's code passed 1 of 3 gradings (unit changed) (verify_repeats) while the verifier is stable on the reference (3 of 3 gradings passed, every scorer the same each time): its code is what varies, so the attempt fails",
+    );
+    expect(regradeVerdict(2, 3, ["unit"], "verify_repeats", onStart(["unit"])).message).toBe(
+      "the scorers disagreed with themselves on the same workspace: passed 2 of 3 runs (unit changed) (verify_repeats), and on the start tree too (unit changed; passed 0 of 3); not counted for the agent",
+    );
+  });
+});
+
+describe("which scorers changed between two gradings", () => {
+  const g = (...results: ScorerResult[]) =>
+    ({ scorers: results.map((result, i) => ({ name: `s${i}`, result })) }) as unknown as Grading;
+  const ok = (score = 1): ScorerResult => ({ state: "complete", score, passed: score === 1, reason: "" });
+  it("counts the state, the verdict and the score", () => {
+    const first = g(ok(), ok(), ok(0.5), ok());
+    const again = g(ok(), ok(0), ok(0.7), { state: "error", reason: "x" });
+    expect(changedScorers(first, again)).toEqual(["s1", "s2", "s3"]);
   });
 });

@@ -3,7 +3,6 @@
  * one case per target it runs on, with its identity, attempts, timeouts and limits.
  */
 import { readFile, stat } from "node:fs/promises";
-import path from "node:path";
 import { didYouMean } from "../../errors.js";
 import { usesPlaceholder } from "../../sandbox/commands.js";
 import { parseDuration } from "../duration.js";
@@ -37,6 +36,8 @@ export interface Expansion {
   targetNames: Set<string>;
   /** Targets of tests that gave no case (an unusable seed): their programs are checked all the same. */
   unplanned: Set<TargetSpec>;
+  /** The test each case comes of, as written (the exam's comparison reads its raw timeouts). */
+  recordOf: Map<CaseSpec, TestRecord>;
 }
 
 export interface ExpandOptions {
@@ -74,7 +75,7 @@ export async function expandCases(
   records: readonly TestRecord[],
   opts: ExpandOptions,
 ): Promise<Expansion> {
-  const out: Expansion = { cases: [], targetNames: new Set(), unplanned: new Set() };
+  const out: Expansion = { cases: [], targetNames: new Set(), unplanned: new Set(), recordOf: new Map() };
   const seenIdentity = new Map<string, TestRecord>();
   for (const rec of records) {
     for (const t of rec.owner.targets) out.targetNames.add(t.name);
@@ -183,7 +184,8 @@ async function expandTest(
       key,
       rootEvalPath: rec.root.evalPath,
       suite: ownerFile.name,
-      evalDir: ownerFile.dir,
+      // The agent's {EVAL_DIR}: the file's folder in the checkout, where its scripts are the PR's.
+      evalDir: ctx.inCheckout(ownerFile.dir),
       test: {
         id: test.id,
         instruction,
@@ -217,6 +219,7 @@ async function expandTest(
     if (reference) spec.test.reference = reference.path;
     if (reference?.script) spec.test.referenceKind = "script";
     out.cases.push(spec);
+    out.recordOf.set(spec, rec);
   }
 }
 
@@ -235,7 +238,7 @@ async function instructionOf(ctx: PlanContext, rec: TestRecord): Promise<string>
   }
   let instruction = test.instruction ?? "";
   if (test.instruction_file !== undefined) {
-    const abs = path.resolve(rec.dir, test.instruction_file);
+    const abs = ctx.resolve(rec.dir, test.instruction_file);
     try {
       instruction = await readFile(abs, "utf8");
     } catch {
@@ -258,7 +261,7 @@ async function referenceOf(
   const given = rec.test.reference;
   if (given === undefined) return undefined;
   const script = typeof given === "object";
-  const abs = path.resolve(rec.dir, script ? given.script : given);
+  const abs = ctx.resolve(rec.dir, script ? given.script : given);
   if (!(await isFile(abs))) {
     ctx.problem(
       rec.src,
@@ -278,10 +281,11 @@ function targetsOf(ctx: PlanContext, rec: TestRecord): TargetSpec[] | undefined 
   const { test, owner } = rec;
   const ownerFile = owner.loaded;
   if (owner.targets.length === 0) {
+    const declaring = (ownerFile.targetsFrom ?? ownerFile).src;
     ctx.problem(
-      ownerFile.src,
+      declaring,
       [],
-      `${ownerFile.src.display} declares no targets`,
+      `${declaring.display} declares no targets`,
       'add targets: [{ name: my-agent, provider: command, command: ["./agent.sh", "{PROMPT_FILE}"] }]',
     );
     return undefined;
@@ -289,13 +293,18 @@ function targetsOf(ctx: PlanContext, rec: TestRecord): TargetSpec[] | undefined 
   if (!test.targets) return owner.targets;
   const known = owner.targets.map((t) => t.name);
   test.targets.forEach((name, i) => {
-    if (!known.includes(name) && !prunedUnder(ownerFile.src, ["targets"])) {
+    if (!known.includes(name) && !prunedUnder((ownerFile.targetsFrom ?? ownerFile).src, ["targets"])) {
       const guess = didYouMean(name, known);
+      const declaring = ownerFile.targetsFrom;
       ctx.problem(
         rec.src,
         [...rec.at, "targets", i],
-        `unknown target "${name}"`,
-        `${guess ? `did you mean "${guess}"? ` : ""}targets of this file: ${known.join(", ")}`,
+        declaring
+          ? `unknown target "${name}": the test is the exam's, and ${declaring.src.display} no longer declares that target`
+          : `unknown target "${name}"`,
+        declaring
+          ? `keep the target's name (targets: ${known.join(", ")}), or change the test's targets: in a pull request of its own first (the exam comes from the base: docs/exam.md)`
+          : `${guess ? `did you mean "${guess}"? ` : ""}targets of this file: ${known.join(", ")}`,
       );
     }
   });

@@ -5,6 +5,7 @@
  */
 import path from "node:path";
 import { type ConfigProblem, ProblemList } from "../../errors.js";
+import { isWithin } from "../../paths.js";
 import type { ScorerSpec, TargetSpec } from "../types.js";
 import { filePath, keyPath, lineOf, mayFollowFromPruned, type PathKey, type YamlSource } from "../yaml.js";
 import type { PlanChecks } from "./checks.js";
@@ -15,31 +16,77 @@ export interface Origin {
   at: PathKey[];
 }
 
+/**
+ * The exam side of a plan (config/plan/exam-load.ts): the files of another commit, materialized in
+ * `projectRoot`, named with `label` (" at the base commit abc1234"); a path written there that
+ * leaves the repository is read where the checkout would read it (`headRoot`).
+ */
+export interface ExamSide {
+  label: string;
+  headRoot: string;
+}
+
 export class PlanContext {
-  readonly problems = new ProblemList();
+  readonly problems: ProblemList;
   /** Warnings that do not stop a run (an old spelling), shown by validate and run as notes. */
-  readonly notes = new Set<string>();
+  readonly notes: Set<string>;
   /** Advice for the eval file's author, shown by validate only (a better scorer for a command). */
-  readonly tips = new Map<string, string>();
-  readonly targetOrigins = new WeakMap<TargetSpec, Origin>();
-  readonly scorerOrigins = new WeakMap<ScorerSpec, Origin>();
+  readonly tips: Map<string, string>;
+  readonly targetOrigins: WeakMap<TargetSpec, Origin>;
+  readonly scorerOrigins: WeakMap<ScorerSpec, Origin>;
   /** Where each resolved environment is written (a test's `environment:`, or its file's). */
-  readonly environmentOrigins = new WeakMap<object, Origin>();
+  readonly environmentOrigins: WeakMap<object, Origin>;
 
   constructor(
     readonly cwd: string,
     readonly projectRoot: string,
     readonly checks: PlanChecks = {},
-  ) {}
+    /** Set on the exam side: it shares the checkout side's problems, notes and origins. */
+    readonly exam?: ExamSide & { of: PlanContext },
+  ) {
+    this.problems = exam?.of.problems ?? new ProblemList();
+    this.notes = exam?.of.notes ?? new Set();
+    this.tips = exam?.of.tips ?? new Map();
+    this.targetOrigins = exam?.of.targetOrigins ?? new WeakMap();
+    this.scorerOrigins = exam?.of.scorerOrigins ?? new WeakMap();
+    this.environmentOrigins = exam?.of.environmentOrigins ?? new WeakMap();
+  }
 
-  display(abs: string): string {
+  /** The context of the exam's files (another commit's, in `root`), reporting into this one. */
+  examSide(root: string, side: ExamSide): PlanContext {
+    const cwd = path.join(root, path.relative(this.projectRoot, this.cwd));
+    return new PlanContext(cwd, root, this.checks, { ...side, of: this });
+  }
+
+  private shown(abs: string): string {
     const rel = path.relative(this.cwd, abs);
     return rel && !rel.startsWith("..") ? rel : abs;
   }
 
+  display(abs: string): string {
+    const shown = this.shown(abs);
+    return this.exam && shown !== abs ? `${shown}${this.exam.label}` : shown;
+  }
+
   /** The hint for a path that is not there: where relative paths of the file in `dir` start. */
   relativeHint(dir: string): string {
-    return `paths are relative to ${this.display(dir) || "."}/`;
+    return `paths are relative to ${this.shown(dir) || "."}/${this.exam?.label ?? ""}`;
+  }
+
+  /**
+   * A path written in a file of folder `dir`, made absolute. On the exam side, a path that leaves
+   * the repository is not the exam's: it is read where the checkout's file would read it.
+   */
+  resolve(dir: string, p: string): string {
+    const abs = path.resolve(dir, p);
+    if (!this.exam || isWithin(this.projectRoot, abs)) return abs;
+    return path.resolve(this.exam.headRoot, path.relative(this.projectRoot, dir), p);
+  }
+
+  /** A folder of this side's repository, in the checkout (the exam side's folders map to the checkout's). */
+  inCheckout(dir: string): string {
+    if (!this.exam || !isWithin(this.projectRoot, dir)) return dir;
+    return path.join(this.exam.headRoot, path.relative(this.projectRoot, dir));
   }
 
   evalPathOf(abs: string): string {

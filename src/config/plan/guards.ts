@@ -35,7 +35,7 @@ export function resolveGuards(ctx: PlanContext, def: WorkspaceSource, over: Work
   const verifiers: VerifierSpec[] = [];
   for (const [i, v] of (verFrom.input?.verifiers ?? []).entries()) {
     const at = [...verFrom.at, "verifiers", i];
-    const from = path.resolve(verFrom.dir, v.from);
+    const from = ctx.resolve(verFrom.dir, v.from);
     // Both ends are checked, so a user fixing one does not meet the other's problem next.
     const toProblem = workspaceRelativeProblem(v.to);
     if (toProblem) {
@@ -59,7 +59,13 @@ export function resolveGuards(ctx: PlanContext, def: WorkspaceSource, over: Work
     if (toProblem) continue;
     verifiers.push({ from, to: path.posix.normalize(v.to.replaceAll("\\", "/")).replace(/\/+$/, "") });
   }
-  return { protected: [...globs], verifiers };
+  const guards: ScoringGuards = { protected: [...globs], verifiers };
+  // A test's setting replaces the file's; absent everywhere: protected.
+  const setupTrees = over.input?.setup_trees ?? def.input?.setup_trees;
+  const testConfig = over.input?.test_config ?? def.input?.test_config;
+  if (setupTrees) guards.setupTrees = setupTrees;
+  if (testConfig) guards.testConfig = testConfig;
+  return guards;
 }
 
 /** Names a folder seed leaves out at any depth (workspace/archive.ts SKIPPED_SEED_FOLDERS). */

@@ -12,7 +12,6 @@ import {
   type IncludeInput,
   type TestInput,
 } from "../schema/eval-file.js";
-import type { GateInput } from "../schema/gate.js";
 import { validateSalvaged } from "../validate.js";
 import { type PathKey, readYaml, type YamlSource } from "../yaml.js";
 import type { PlanContext } from "./context.js";
@@ -28,11 +27,16 @@ export class EvalFiles {
     private readonly ctx: PlanContext,
     private readonly targets: TargetResolver,
     /**
-     * The `gate:` block to use instead of a file's own, by evalPath (the base commit's, on a pull
-     * request). A key mapped to undefined means "no gate block": the defaults.
+     * On the exam side: the file whose `targets:` a file's tests run on (the checkout's version of
+     * it: the thing under test), set as each file is read.
      */
-    private readonly gateOverride?: ReadonlyMap<string, GateInput | undefined>,
+    private readonly targetsFrom?: (loaded: LoadedEval) => Promise<LoadedEval>,
   ) {}
+
+  /** Every eval file read so far (roots and suites) that could be used. */
+  async files(): Promise<LoadedEval[]> {
+    return (await Promise.all(this.cache.values())).filter((l): l is LoadedEval => !!l);
+  }
 
   /** An eval file, read and validated (its schema problems reported); undefined when unusable. */
   load(abs: string): Promise<LoadedEval | undefined> {
@@ -59,20 +63,17 @@ export class EvalFiles {
     const file: EvalFileInput | undefined = validateSalvaged(evalFileSchema, src, this.ctx.problems);
     if (!file) return undefined;
     const evalPath = this.ctx.evalPathOf(abs);
-    if (this.gateOverride?.has(evalPath)) {
-      const gate = this.gateOverride.get(evalPath);
-      if (gate) file.gate = gate;
-      else delete file.gate;
-    }
     const name = file.name ?? path.basename(abs).replace(/\.eval\.ya?ml$|\.ya?ml$/, "");
-    return { src, file, dir: path.dirname(abs), evalPath, name };
+    const loaded: LoadedEval = { src, file, dir: path.dirname(abs), evalPath, name };
+    if (this.targetsFrom) loaded.targetsFrom = await this.targetsFrom(loaded);
+    return loaded;
   }
 
   /** The tests a root eval file runs: its own, and those of every file it includes. */
   async testsOf(loaded: LoadedEval): Promise<TestRecord[]> {
     const owner: Owner = {
       loaded,
-      targets: this.targets.of(loaded),
+      targets: this.targets.of(loaded.targetsFrom ?? loaded),
       policy: {
         repeat: loaded.file.repeat,
         gate: loaded.file.gate,
@@ -143,7 +144,8 @@ export class EvalFiles {
     this.suiteFiles.add(m);
     const loaded = await this.load(m);
     if (!loaded) return;
-    const targets = loaded.file.targets?.length ? this.targets.of(loaded) : owner.targets;
+    const own = loaded.targetsFrom ?? loaded;
+    const targets = own.file.targets?.length ? this.targets.of(own) : owner.targets;
     const policy: Policy = {
       repeat: owner.policy.repeat ?? loaded.file.repeat,
       gate: owner.policy.gate ?? loaded.file.gate,

@@ -8,19 +8,19 @@ import os from "node:os";
 import path from "node:path";
 import { discoverEvalFiles } from "../discover.js";
 import type { OptionNaming } from "../options.js";
-import type { GateInput } from "../schema/gate.js";
-import type { EvalRoot, Plan, RepeatSetting } from "../types.js";
-import { checkDuplicateIds, expandCases } from "./cases.js";
+import type { EvalRoot, Plan, PlanExam, RepeatSetting } from "../types.js";
+import { checkDuplicateIds, type ExpandOptions, type Expansion, expandCases } from "./cases.js";
 import { checkAgentPrograms, checkJudgeKeys, type PlanChecks } from "./checks.js";
 import { PlanContext } from "./context.js";
 import { checkEnvironments } from "./environment.js";
-import { evalRootOf } from "./gate.js";
+import { type ExamSource, loadWithExam } from "./exam.js";
 import { EvalFiles } from "./includes.js";
-import type { LoadedEval, TestRecord } from "./records.js";
 import { noCasesError, selectCases } from "./selection.js";
+import { loadSide } from "./sides.js";
 import { TargetResolver } from "./targets.js";
 
 export type { PlanChecks, ScorerProblem } from "./checks.js";
+export type { ExamSource } from "./exam.js";
 
 export interface PlanOptions {
   cwd: string;
@@ -43,45 +43,49 @@ export interface PlanOptions {
    */
   checks?: PlanChecks;
   /**
-   * The `gate:` block to use instead of the file's own, by evalPath (the base commit's, on a pull
-   * request: github/trusted.ts). A key mapped to undefined means "no gate block": the defaults.
+   * Where the exam (everything that grades) is read from: another commit's files, on a pull request
+   * its base's (config/plan/exam.ts, docs/exam.md). Absent: the checkout's own eval files.
    */
-  gateOverride?: ReadonlyMap<string, GateInput | undefined>;
+  exam?: ExamSource;
   /** Root eval files (evalPath) not to run: a pull request touched none of their `paths:`. */
   skipEvals?: ReadonlySet<string>;
+}
+
+interface Loaded {
+  roots: EvalRoot[];
+  expansion: Expansion;
+  notes: string[];
+  exam?: PlanExam;
+  answerKeys?: string[];
+}
+
+/** The checkout's own eval files: the exam and the thing under test alike. */
+async function loadOwn(
+  ctx: PlanContext,
+  targets: TargetResolver,
+  opts: PlanOptions,
+  expand: ExpandOptions,
+): Promise<Loaded> {
+  const found = await discoverEvalFiles(opts.paths, ctx.cwd);
+  const side = await loadSide(ctx, new EvalFiles(ctx, targets), found, opts.skipEvals);
+  checkDuplicateIds(ctx, side.records);
+  return { roots: side.roots, expansion: await expandCases(ctx, side.records, expand), notes: side.notes };
 }
 
 /** Loads, validates and resolves the eval files under `opts.paths` into a Plan. Throws ConfigError. */
 export async function loadPlan(opts: PlanOptions): Promise<Plan> {
   const cwd = path.resolve(opts.cwd);
   const ctx = new PlanContext(cwd, path.resolve(opts.projectRoot ?? cwd), opts.checks);
-  const files = new EvalFiles(ctx, new TargetResolver(ctx), opts.gateOverride);
-  const found = await discoverEvalFiles(opts.paths, cwd);
-  const loadedRoots = (await Promise.all(found.map((f) => files.load(f)))).filter(
-    (l): l is LoadedEval => !!l,
-  );
-  const testsOfRoot = new Map<string, TestRecord[]>();
-  for (const loaded of loadedRoots) testsOfRoot.set(loaded.src.path, await files.testsOf(loaded));
-
-  const notes: string[] = [];
-  const records: TestRecord[] = [];
-  const roots: EvalRoot[] = [];
-  for (const loaded of loadedRoots) {
-    if (files.suiteFiles.has(path.resolve(loaded.src.path))) {
-      notes.push(`${loaded.src.display} runs as a suite of the eval files that include it, not on its own`);
-      continue;
-    }
-    if (opts.skipEvals?.has(loaded.evalPath)) continue;
-    records.push(...(testsOfRoot.get(loaded.src.path) ?? []));
-    roots.push(evalRootOf(loaded));
-  }
-
-  checkDuplicateIds(ctx, records);
+  const targets = new TargetResolver(ctx);
   const targetFilter = opts.targets && opts.targets.length > 0 ? new Set(opts.targets) : undefined;
-  const expansion = await expandCases(ctx, records, {
+  const expand: ExpandOptions = {
     ...(opts.repeat !== undefined && { repeat: opts.repeat }),
     ...(targetFilter && { targetFilter }),
-  });
+  };
+  const loaded = opts.exam
+    ? await loadWithExam(ctx, targets, opts.exam, opts.paths, expand, opts.skipEvals)
+    : await loadOwn(ctx, targets, opts, expand);
+  const { roots, expansion, notes } = loaded;
   const selected = selectCases(
     ctx,
     expansion,
@@ -109,6 +113,8 @@ export async function loadPlan(opts: PlanOptions): Promise<Plan> {
     cases: selected,
     concurrency,
     notes: [...ctx.notes, ...notes],
+    ...(loaded.exam ? { exam: loaded.exam } : {}),
+    ...(loaded.answerKeys?.length ? { answerKeys: loaded.answerKeys } : {}),
     tips: [...ctx.tips.values()],
   };
 }

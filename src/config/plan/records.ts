@@ -13,6 +13,11 @@ export interface LoadedEval {
   dir: string;
   evalPath: string;
   name: string;
+  /**
+   * On the exam side: the file whose `targets:` the tests run on (the checkout's version of this
+   * file, the thing under test); absent: this file's own.
+   */
+  targetsFrom?: LoadedEval;
 }
 
 /** Runtime policy: bound by the root eval file, falling back to a suite's own values. */

@@ -3,7 +3,6 @@
  * empty), checked as far as it can be without fetching or unpacking anything, and which setup.
  */
 import { stat } from "node:fs/promises";
-import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { toCommand, WORKSPACE_PLACEHOLDERS } from "../../sandbox/commands.js";
 import type { WorkspaceInput } from "../schema/workspace.js";
@@ -125,7 +124,7 @@ class WorkspaceResolver {
       return undefined;
     }
     if (input.path !== undefined) {
-      const abs = path.resolve(this.from.dir, input.path);
+      const abs = this.ctx.resolve(this.from.dir, input.path);
       if (!(await isDirectory(abs))) {
         this.problem(["path"], `seed folder ${this.ctx.display(abs)} does not exist`, this.relativeHint());
         return undefined;
@@ -161,7 +160,7 @@ class WorkspaceResolver {
     const remote = isRemoteUrl(g.url);
     // A local repository that is not there fails every attempt as a workspace error: say it now,
     // as for a folder seed or a ref that does not exist.
-    const local = remote ? localFileUrl(g.url) : path.resolve(this.from.dir, g.url);
+    const local = remote ? localFileUrl(g.url) : this.ctx.resolve(this.from.dir, g.url);
     if (local !== undefined && !(await exists(local))) {
       this.problem(
         ["git", "url"],
@@ -221,7 +220,7 @@ class WorkspaceResolver {
       subdir = n.subdir;
     }
     if (!ok) return undefined;
-    const seed: SeedSpec = { kind: "git", url: remote ? g.url : path.resolve(this.from.dir, g.url) };
+    const seed: SeedSpec = { kind: "git", url: remote ? g.url : this.ctx.resolve(this.from.dir, g.url) };
     if (g.ref) seed.ref = g.ref;
     if (subdir) seed.subdir = subdir;
     if (g.token_env) seed.tokenEnv = g.token_env;
@@ -233,7 +232,7 @@ class WorkspaceResolver {
   ): Promise<SeedSpec | undefined> {
     const spec = typeof a === "string" ? { path: a } : a;
     const at: PathKey[] = typeof a === "string" ? ["archive"] : ["archive", "path"];
-    const abs = path.resolve(this.from.dir, spec.path);
+    const abs = this.ctx.resolve(this.from.dir, spec.path);
     if (!ARCHIVE_EXTENSIONS.some((ext) => abs.toLowerCase().endsWith(ext))) {
       this.problem(
         at,

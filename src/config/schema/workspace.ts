@@ -111,6 +111,18 @@ export const workspaceSchema = z.strictObject({
     .describe(
       "Files copied into the workspace after the agent finished and protected paths were restored, fresh for every attempt. A test's list replaces the file's",
     ),
+  setup_trees: z
+    .enum(["protected", "writable"])
+    .optional()
+    .describe(
+      "What setup built and git ignores (node_modules, .venv, build output): protected (default) puts back any change the agent made before scoring and marks the attempt tampered; writable lets the agent change it (it installs packages). A test's value replaces the file's",
+    ),
+  test_config: z
+    .enum(["protected", "writable"])
+    .optional()
+    .describe(
+      "Test configuration at any depth (package.json scripts and test-runner keys, .npmrc, conftest.py, pytest/jest/vitest/mocha/ava config files, tox.ini, setup.cfg [tool:pytest], pyproject.toml [tool.pytest]): protected (default) puts back any change before scoring and marks the attempt tampered; writable lets the agent change it. A test's value replaces the file's",
+    ),
 });
 
 export type WorkspaceInput = z.infer<typeof workspaceSchema>;
