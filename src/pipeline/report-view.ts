@@ -29,6 +29,7 @@ import {
   num,
   numOr0,
   oneOf,
+  policyOf,
   record,
   scorerOf,
   targetOf,
@@ -219,13 +220,7 @@ function caseOf(row: Json, summary: Json | null): CaseView {
     wilson95: low != null && high != null && rest.length === 0 ? [low, high] : null,
     meanScore: num(row.mean_score),
     meanPassRate: num(row.mean_pass_rate),
-    policy: policy
-      ? {
-          name: text(policy.name),
-          threshold: num(policy.min_rate ?? policy.threshold),
-          onError: text(policy.on_error),
-        }
-      : null,
+    policy: policyOf(policy),
     change: changeOf(row.change),
     usage: usageRollupOf(row.usage),
     resultDir: text(row.result_dir),

@@ -196,3 +196,10 @@ export function examOf(x: unknown): ExamView | null {
     removed: numOr0(e.removed),
   };
 }
+
+/** A case summary's policy: its rate is `min_rate`, or `threshold` in bundles written before the rename. */
+export function policyOf(p: Json | null): { name: string; threshold: number | null; onError: string } | null {
+  return p
+    ? { name: text(p.name), threshold: num(p.min_rate ?? p.threshold), onError: text(p.on_error) }
+    : null;
+}

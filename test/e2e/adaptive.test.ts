@@ -348,6 +348,7 @@ describe("no attempt or retry for a case already decided", () => {
   const counters = (stdout: string) =>
     [...stdout.matchAll(/^\[(\d+)\/(\d+)[^\]]*\]/gm)].map((m) => [Number(m[1]), Number(m[2])] as const);
 
+  /** Every attempt errors before its agent runs: setup cannot start (a case that can only be `error`). */
   function agentSuite(gate: string, repeat: string, agent: string): string {
     const dir = tempDir();
     writeFiles(dir, {
@@ -357,7 +358,7 @@ targets: [{ name: bot, provider: command, command: ${agent} }]
 repeat: ${repeat}
 concurrency: 1
 gate: ${gate}
-workspace: { seed: { path: app } }
+workspace: { seed: { path: app }, setup: { command: "no-such-tool" } }
 tests:
   - { id: answer, instruction: "write right", scorers: [{ type: file, path: answer.txt, contains: right }] }
 `,
@@ -370,7 +371,7 @@ tests:
     const dir = agentSuite(
       "{ policy: attempt_success_rate_at_least, min_rate: 0.5, on_error: exclude }",
       "{ min: 3, max: 20 }",
-      '["sh", "-c", "no-such-tool"]',
+      '["true"]',
     );
     const r = runCli(["run", "--out", "b"], dir);
     const row = readJsonl<Row>(path.join(dir, "b/index.jsonl"))[0]!;
@@ -388,7 +389,7 @@ tests:
     const dir = agentSuite(
       "{ policy: all_attempts_successful, on_error: retry, retries: 3 }",
       "3",
-      '["sh", "-c", "no-such-tool"]',
+      '["true"]',
     );
     const r = runCli(["run", "--out", "b"], dir);
     const row = readJsonl<Row>(path.join(dir, "b/index.jsonl"))[0]!;
