@@ -233,8 +233,11 @@ export async function initRepository(opts: InitOptions): Promise<InitResult> {
   const project = await detectProject(root);
   const seed = path.relative(dir, root).split(path.sep).join("/") || ".";
   // The suite's folder is left out of the seed (docs/decisions/0187); at the root, its own files.
-  const exclude = posixDir === "." ? ["starter.eval.yaml", "starter"] : [posixDir];
-  const schema = "https://raw.githubusercontent.com/OWNER/evalgate/v1/schema/eval.schema.json";
+  // Installed dependencies stay out too: setup installs them in the start tree (issue 29: 76 MB of
+  // node_modules copied for every run).
+  const installed = project.ignore.map((i) => i.replace(/\/+$/, "")).filter((i) => !i.includes("*"));
+  const exclude = [...(posixDir === "." ? ["starter.eval.yaml", "starter"] : [posixDir]), ...installed];
+  const schema = schemaRef(root, dir);
 
   const contents: [string, string][] = [
     [
@@ -277,8 +280,30 @@ export async function initRepository(opts: InitOptions): Promise<InitResult> {
       `npx evalgate validate --solvable ${posixDir}/`,
       `npx evalgate run ${posixDir}/`,
       `git add ${posixDir} .github/workflows/evals.yml .gitignore && git commit -m "Add evalgate evals"`,
+      ...(await placeholders(root, files)),
     ],
   };
+}
+
+/** The schema an editor reads: the installed package's, when evalgate is installed here. */
+function schemaRef(root: string, dir: string): string {
+  const local = path.join(root, "node_modules", "evalgate", "schema", "eval.schema.json");
+  if (existsSync(local)) return path.relative(dir, local).split(path.sep).join("/");
+  return "https://raw.githubusercontent.com/OWNER/evalgate/v1/schema/eval.schema.json";
+}
+
+/** Each OWNER placeholder in a file init wrote, with the command that fills it. */
+async function placeholders(root: string, files: readonly InitFile[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const f of files) {
+    if (!f.written) continue;
+    const text = await readFile(path.join(root, f.path), "utf8");
+    if (!text.includes("OWNER/evalgate")) continue;
+    out.push(
+      `replace OWNER in ${f.path} with the GitHub owner of the evalgate repository you install from: sed -i 's|OWNER/evalgate|YOUR-OWNER/evalgate|' ${f.path}`,
+    );
+  }
+  return out;
 }
 
 /** What `init` prints: each file written or kept, then the next three commands. */

@@ -22,7 +22,7 @@ const gateOf = (summary: WireCaseSummary): CaseGate => ({
   policy: summary.policy.name,
   onError: summary.policy.on_error,
   retries: 0,
-  ...(summary.policy.threshold !== null ? { threshold: summary.policy.threshold } : {}),
+  ...(policyRate(summary.policy) !== null ? { threshold: policyRate(summary.policy)! } : {}),
 });
 
 const plannedOf = (summary: WireCaseSummary) =>
@@ -30,6 +30,11 @@ const plannedOf = (summary: WireCaseSummary) =>
 
 const rangeOf = (summary: WireCaseSummary) =>
   summary.repeat ?? { min: plannedOf(summary), max: plannedOf(summary) };
+
+/** A case summary's policy rate: `min_rate`, or `threshold` in bundles written before the rename. */
+export function policyRate(policy: { min_rate?: number | null; threshold?: number | null }): number | null {
+  return policy.min_rate ?? policy.threshold ?? null;
+}
 
 /** The case's verdict, decided again from its tries. */
 export function decisionOf(summary: WireCaseSummary): CaseDecision {

@@ -14,10 +14,11 @@ import type { GatePolicy, OnError } from "../config/types.js";
 import type { FailureKind } from "../run/types.js";
 import { environmentSchema, resourcesSchema } from "./wire-environment-schema.js";
 import { admissionSchema, changeSchema, historyRunSchema } from "./wire-history-schema.js";
+import { countsSchema, targetRollupSchema, usageTotalsSchema } from "./wire-rollup-schema.js";
 
 export { admissionSchema, changeSchema, historyRunSchema };
 
-export { environmentSchema, resourcesSchema };
+export { countsSchema, environmentSchema, resourcesSchema, targetRollupSchema, usageTotalsSchema };
 
 export const SUMMARY_SCHEMA = "evalgate.summary/v1";
 export const CASE_SCHEMA = "evalgate.case/v1";
@@ -62,47 +63,6 @@ const policyName = z.enum([
   "mean_pass_rate_at_least",
 ] as const satisfies readonly GatePolicy[]);
 const onError = z.enum(["fail", "exclude", "retry"] as const satisfies readonly OnError[]);
-
-/** A usage rollup (case, target, run): null values were reported by no attempt. */
-export const usageTotalsSchema = z.looseObject({
-  input_tokens: z.number().nullable(),
-  output_tokens: z.number().nullable(),
-  cached_tokens: z.number().nullable(),
-  cost_usd: z.number().nullable(),
-  /** Attempts whose usage was summed. */
-  attempts: count,
-  /** Attempts whose agent reported none. */
-  attempts_without_usage: count,
-  /** The agent CLI versions and models the attempts reported (distinct, sorted; absent in older bundles). */
-  agent_versions: texts.optional(),
-  models: texts.optional(),
-});
-
-export const countsSchema = z.looseObject({
-  planned: count,
-  counted: count,
-  passed: count,
-  failed: count,
-  errored: count,
-  timed_out: count,
-  cancelled: count,
-  retried: count,
-});
-
-export const targetRollupSchema = z.looseObject({
-  name: z.string(),
-  provider: z.string(),
-  model: z.string().nullable(),
-  cases: count,
-  passed: count,
-  failed: count,
-  errored: count,
-  flaky: count,
-  attempts: count,
-  attempts_passed: count,
-  attempt_success_rate: rate,
-  usage: usageTotalsSchema.nullable(),
-});
 
 const identity = { eval_path: z.string().min(1), test_id: z.string().min(1), target: z.string().min(1) };
 
@@ -222,7 +182,16 @@ export const caseSummarySchema = z.looseObject({
   instruction: z.string(),
   tags: texts,
   /** The case's gate: what its verdict was decided by (a merge decides it again from `runs`). */
-  policy: z.looseObject({ name: policyName, threshold: z.number().nullable(), on_error: onError }),
+  /**
+   * `min_rate` is the policy's rate (gate.min_rate). Bundles written before evalgate named it so
+   * record `threshold` instead: a reader takes `min_rate ?? threshold` (docs/bundle.md).
+   */
+  policy: z.looseObject({
+    name: policyName,
+    min_rate: z.number().nullable().optional(),
+    threshold: z.number().nullable().optional(),
+    on_error: onError,
+  }),
   verdict,
   classification,
   flaky: z.boolean(),

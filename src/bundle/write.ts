@@ -279,7 +279,7 @@ export class BundleWriter {
           tags: c.spec.test.tags,
           policy: {
             name: c.spec.gate.policy,
-            threshold: c.spec.gate.threshold ?? null,
+            min_rate: c.spec.gate.threshold ?? null,
             on_error: c.spec.gate.onError,
           },
           verdict: d.verdict,

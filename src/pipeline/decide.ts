@@ -6,10 +6,10 @@
 import type { BaseHistory } from "../bundle/history.js";
 import { changeAgainst } from "../bundle/merge-decide.js";
 import type { FinishedCase } from "../bundle/write.js";
-import { type CaseSpec, type EvalRoot, identityKey, type Plan } from "../config/types.js";
+import { type CaseGate, type CaseSpec, type EvalRoot, identityKey, type Plan } from "../config/types.js";
 import { attemptsWanted, CaseSchedule, type Counted } from "../gate/adaptive.js";
 import { type Admission, admissionOf } from "../gate/admission.js";
-import { decideCase, lastTries } from "../gate/case.js";
+import { type CaseDecision, decideCase, lastTries } from "../gate/case.js";
 import { type CaseHistory, pooledSide } from "../gate/history.js";
 import { decideRun, type GateCase, type RunGate } from "../gate/run.js";
 import type { AttemptResult, CaseRun } from "../run/types.js";
@@ -148,9 +148,34 @@ export function countedOutcomes(tries: readonly AttemptResult[]): Counted[] {
     }));
 }
 
+/**
+ * Whether a case's `error` verdict is one that more attempts cannot change: an attempt cancelled, or
+ * errored for good under `on_error: fail | retry` (it makes the case `error` whatever the others
+ * do), or, under `exclude`, no attempt counted at all (an agent that cannot start fails the same way
+ * every time: more tries would only repeat it).
+ */
+function errorSettled(d: CaseDecision, gate: CaseGate): boolean {
+  if (d.verdict !== "error") return false;
+  if (d.counts.cancelled > 0 || d.counts.counted === 0) return true;
+  return d.counts.errored > 0 && gate.onError !== "exclude";
+}
+
+/**
+ * The scheduler's question before a retry: whether the case's verdict is already settled as
+ * `error` by the attempts whose tries are over, so that no retry can change it.
+ */
+export function caseErrorSettled(spec: CaseSpec, settledTries: readonly AttemptResult[]): boolean {
+  if (settledTries.length === 0) return false;
+  const planned = Math.max(...settledTries.map((t) => t.attempt));
+  return errorSettled(decideCase(settledTries, planned, spec.gate), spec.gate);
+}
+
 /** The scheduler's question for adaptive attempts, answered by the case's schedule. */
 export function adaptiveAttempts(
   schedules: Schedules,
 ): (spec: CaseSpec, tries: readonly AttemptResult[], planned: number) => number {
-  return (spec, tries, planned) => attemptsWanted(schedules(spec), planned, countedOutcomes(tries));
+  return (spec, tries, planned) => {
+    if (errorSettled(decideCase(tries, planned, spec.gate), spec.gate)) return 0;
+    return attemptsWanted(schedules(spec), planned, countedOutcomes(tries));
+  };
 }

@@ -32,6 +32,7 @@ import {
   num,
   numOr0,
   oneOf,
+  policyOf,
   record,
   scorerOf,
   shardOf,
@@ -224,9 +225,7 @@ function caseOf(row: Json, summary: Json | null): CaseView {
     wilson95: low != null && high != null && rest.length === 0 ? [low, high] : null,
     meanScore: num(row.mean_score),
     meanPassRate: num(row.mean_pass_rate),
-    policy: policy
-      ? { name: text(policy.name), threshold: num(policy.threshold), onError: text(policy.on_error) }
-      : null,
+    policy: policyOf(policy),
     change: changeOf(row.change),
     history: historyOf(summary?.history),
     admission: admissionViewOf(row.admission),

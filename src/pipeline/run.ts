@@ -32,7 +32,7 @@ import { liveProcesses, type ProcessOutcome, type ProcessRunner, runnerWith } fr
 import type { Redactor } from "../sandbox/redact.js";
 import { discardsSettled, removeTree } from "../workspace/discard.js";
 import { tempRoot } from "../workspace/temp.js";
-import { adaptiveAttempts, baseOf, finishCases, schedulesOf } from "./decide.js";
+import { adaptiveAttempts, baseOf, caseErrorSettled, finishCases, schedulesOf } from "./decide.js";
 import { isolationOf, reportIsolation } from "./isolation.js";
 import { writeRunOutputs } from "./outputs.js";
 import { checkedPlan } from "./plan.js";
@@ -318,8 +318,9 @@ async function writeRun(
       ...(isolation.commandsBwrap ? { commandsBwrap: isolation.commandsBwrap } : {}),
       ...(interruption ? { interruption } : {}),
       moreAttempts,
+      errorSettled: caseErrorSettled,
       hooks: {
-        attemptsPlanned: (_spec, count) => deps.progress.addPlanned(count),
+        attemptsPlanned: (_spec, count) => deps.progress.addAttempts(count),
         evidenceDir: (spec, dirName) => bundle.evidenceDir(spec, dirName),
         attemptStarted: () => deps.progress.attemptStarted(),
         retryPlanned: () => deps.progress.addPlanned(1),

@@ -239,3 +239,10 @@ export function gapsOf(value: unknown): { gaps?: string[] } {
   const gaps = value.filter((g): g is string => typeof g === "string").slice(0, 20);
   return gaps.length > 0 ? { gaps } : {};
 }
+
+/** A case summary's policy: its rate is `min_rate`, or `threshold` in bundles written before the rename. */
+export function policyOf(p: Json | null): { name: string; threshold: number | null; onError: string } | null {
+  return p
+    ? { name: text(p.name), threshold: num(p.min_rate ?? p.threshold), onError: text(p.on_error) }
+    : null;
+}

@@ -52,7 +52,7 @@ export function renderComparisonMarkdown(c: RunComparison): string {
     return `${lines.join("\n")}\n`;
   }
   lines.push(
-    "| change | test | target | base | head | Δ success | p (one-sided Fisher) |",
+    "| change | test | target | base | head | Δ success | p (Barnard's exact test, one-sided) |",
     "|---|---|---|---|---|---|---|",
   );
   for (const x of shown) {

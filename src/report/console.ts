@@ -25,6 +25,11 @@ export interface Progress {
   attemptFinished(line: AttemptLine): void;
   /** Retries added after the start: counted apart, so the done/total count does not jump. */
   addPlanned(n: number): void;
+  /**
+   * Adaptive attempts added after the start: they are attempts like the first ones, so the total
+   * grows with them (the done count never passes the total).
+   */
+  addAttempts(n: number): void;
   stop(): void;
 }
 
@@ -62,6 +67,9 @@ export class LineProgress implements Progress {
   }
   attemptStarted(): void {}
   addPlanned(_retries: number): void {}
+  addAttempts(n: number): void {
+    this.total += n;
+  }
   attemptFinished(l: AttemptLine): void {
     if (l.retry === 0) this.done++;
     this.out.write(`${counter(this.done, this.total, 0)} ${formatAttemptLine(l)}\n`);
@@ -96,6 +104,11 @@ export class LiveProgress implements Progress {
 
   addPlanned(n: number): void {
     this.retries += n;
+  }
+
+  addAttempts(n: number): void {
+    this.total += n;
+    this.render();
   }
 
   attemptFinished(l: AttemptLine): void {
@@ -133,6 +146,7 @@ export class SilentProgress implements Progress {
   start(): void {}
   attemptStarted(): void {}
   addPlanned(): void {}
+  addAttempts(): void {}
   attemptFinished(): void {}
   stop(): void {}
 }

@@ -68,6 +68,7 @@ export function scorerProcesses(
         readOnly: [s.evalDir, ...(o.read_only ?? []).map((p) => path.resolve(s.evalDir, p))],
         writable: [dirs.workspace, dirs.home, dirs.tmp, ...(reportDir ? [reportDir] : [])],
         hidden,
+        fix: `add {DIR} to the scorer's \`read_only:\` (scorer ${s.name})`,
       };
       const contained = placed ? placed(runner, view) : containedRunner(runner, containment, view);
       return { runner: contained, ...(reportDir ? { reportDir } : {}) };

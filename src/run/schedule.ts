@@ -61,6 +61,11 @@ export interface ExecuteOptions {
    * (gate/adaptive.ts); the scheduler only never goes past `repeatMax` or a spent budget.
    */
   moreAttempts?: (spec: CaseSpec, tries: readonly AttemptResult[], planned: number) => number;
+  /**
+   * Asked before a retry with the tries of the case's attempts that are over (no retry to come):
+   * whether they already settle the case as `error`, so that no retry can change its verdict.
+   */
+  errorSettled?: (spec: CaseSpec, settledTries: readonly AttemptResult[]) => boolean;
 }
 
 export interface ExecuteResult {
@@ -253,25 +258,45 @@ async function executeIn(
     return result;
   };
 
+  // Per case, the attempts whose tries are over: what a retry's "already settled?" question reads.
+  const over = new Map<CaseRun, Set<number>>(runs.map((r) => [r, new Set()]));
+  const settledAsError = (run: CaseRun) => {
+    const done = over.get(run)!;
+    return (
+      opts.errorSettled?.(
+        run.spec,
+        run.tries.filter((t) => done.has(t.attempt)),
+      ) ?? false
+    );
+  };
   const attemptTask = (run: CaseRun, caseIndex: number, attempt: number, optional = false) =>
     limit(async () => {
-      const spec = run.spec;
-      for (let retry = 0; ; retry++) {
-        const result = await runTry(run, caseIndex, attempt, retry, optional && retry === 0);
-        if (!result) return;
-        run.tries.push(result);
-        await opts.hooks.attemptFinished(spec, result);
-        // In the bundle now: from here on the run holds only what its decisions read.
-        run.tries[run.tries.indexOf(result)] = keptAttempt(result);
-        const again =
-          spec.gate.onError === "retry" &&
-          retry < spec.gate.retries &&
-          isRetryable(result) &&
-          !opts.interruption?.signal.aborted;
-        if (!again) break;
-        opts.hooks.retryPlanned?.(spec, attempt, retry + 1);
+      try {
+        await triesOf(run, caseIndex, attempt, optional);
+      } finally {
+        over.get(run)!.add(attempt);
       }
     });
+  const triesOf = async (run: CaseRun, caseIndex: number, attempt: number, optional: boolean) => {
+    const spec = run.spec;
+    for (let retry = 0; ; retry++) {
+      const result = await runTry(run, caseIndex, attempt, retry, optional && retry === 0);
+      if (!result) return;
+      run.tries.push(result);
+      await opts.hooks.attemptFinished(spec, result);
+      // In the bundle now: from here on the run holds only what its decisions read.
+      run.tries[run.tries.indexOf(result)] = keptAttempt(result);
+      const again =
+        spec.gate.onError === "retry" &&
+        retry < spec.gate.retries &&
+        isRetryable(result) &&
+        !opts.interruption?.signal.aborted &&
+        // Another attempt already errored for good: the case is `error` whatever this one does.
+        !settledAsError(run);
+      if (!again) break;
+      opts.hooks.retryPlanned?.(spec, attempt, retry + 1);
+    }
+  };
   const first: Promise<void>[][] = runs.map(() => []);
   for (let attempt = 1; attempt <= maxRepeat; attempt++) {
     runs.forEach((run, caseIndex) => {

@@ -191,7 +191,9 @@ function lastLine(tail: string | undefined): string {
     .filter(Boolean)
     .at(-1);
   if (!line) return "";
-  return `: ${line.length > 200 ? `${line.slice(0, 199)}…` : line}`;
+  // evalgate's own explanation (sandbox/explain.ts) names a path and a fix: kept whole.
+  const max = line.startsWith("evalgate: ") ? 600 : 200;
+  return `: ${line.length > max ? `${line.slice(0, max - 1)}…` : line}`;
 }
 
 /** Whether an attempt that failed at `stage` ended before its agent started (no prompt, no log). */

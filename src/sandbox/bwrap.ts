@@ -7,10 +7,13 @@
  * patches and the bundle are masked even inside a folder it sees (its program's, `read_only`).
  */
 import { existsSync, lstatSync, readlinkSync, realpathSync, statSync } from "node:fs";
+import { appendFile } from "node:fs/promises";
 import path from "node:path";
 import { execa } from "execa";
 import { type Command, findProgram, programOf } from "./commands.js";
+import { sandboxExplanation } from "./explain.js";
 import { type ProcessRunner, type ProcessSpec, willStart } from "./process.js";
+import { shimRoots } from "./shims.js";
 
 /**
  * A target's `sandbox:`: `bwrap`, the agent runs under bubblewrap (this file); `auto` (the default),
@@ -111,6 +114,8 @@ export function bwrapArgs(
     // The programs in these folders are symlinks into the packages beside them.
     const root = packageRoot(dir);
     if (root) readOnly(root);
+    // A version manager's shims exec the manager, which runs a version under its root.
+    for (const r of shimRoots(dir)) readOnly(r);
   }
   const program = programOf(spec.command);
   if (program && path.isAbsolute(program)) {
@@ -208,20 +213,30 @@ export function sandboxedRunner(
   sandbox: SandboxSpec,
   writable: readonly string[],
   hidden: readonly string[] = [],
+  fix = TARGET_FIX,
 ): ProcessRunner {
   return {
-    run: (spec) => {
+    run: async (spec) => {
       // A program that will not start is started as it is, so the error stays the system's own.
       if (!willStart(spec.command, spec.cwd, spec.env.PATH ?? "")) return inner.run(spec);
-      return inner.run({
+      const args = bwrapArgs(spec, sandbox, writable, hidden);
+      const outcome = await inner.run({
         ...spec,
-        command: wrapped(bwrap, bwrapArgs(spec, sandbox, writable, hidden), spec.command),
+        command: wrapped(bwrap, args, spec.command),
         // bubblewrap's PID namespace ends with the agent: nothing it started survives.
         contained: true,
       });
+      // A failure the sandbox may have caused says so, in the message and the log.
+      const why = sandboxExplanation(spec, args, outcome, fix);
+      if (!why) return outcome;
+      if (spec.logFile) await appendFile(spec.logFile, `\n${why}\n`).catch(() => undefined);
+      return { ...outcome, tail: `${outcome.tail.replace(/\n*$/, "")}\n${why}\n` };
     },
   };
 }
+
+/** Where a folder the agent needs is shown from: its target's `sandbox:`. */
+const TARGET_FIX = "add {DIR} to the target's `sandbox: { read_only: [...] }`";
 
 /**
  * What the run contains the processes with that run the agent's code besides the agent: setup (third-
@@ -244,12 +259,14 @@ export interface ContainedView {
   writable: readonly string[];
   /** Replaces the run's hidden list (a scorer sees its own test's verifiers). */
   hidden?: readonly string[];
+  /** The fix a sandbox-caused failure names ({DIR}: the folder to show). */
+  fix?: string;
 }
 
 export function containedRunner(inner: ProcessRunner, c: Containment, view: ContainedView): ProcessRunner {
   if (!c.bwrap) return inner;
   const sandbox: SandboxSpec = { kind: "auto", network: view.network, readOnly: [...view.readOnly] };
-  return sandboxedRunner(inner, c.bwrap, sandbox, view.writable, view.hidden ?? c.hidden);
+  return sandboxedRunner(inner, c.bwrap, sandbox, view.writable, view.hidden ?? c.hidden, view.fix);
 }
 
 /** The bubblewrap program: $EVALGATE_BWRAP, else `bwrap` on PATH. */

@@ -16,6 +16,7 @@ import { WorkspaceError } from "./errors.js";
 import { git } from "./git.js";
 import { type CaptureInfo, captureInfoOf, type GitMeta, readGitMeta, restoreGitMeta } from "./git-guard.js";
 import { describeSeed, materializeSeed } from "./seed.js";
+import { firstErrorLine, keepToolLogs } from "./setup-failure.js";
 
 /**
  * The tag on the start commit. Its name predates the word "start commit" and stays: docs/eval-files.md
@@ -198,6 +199,8 @@ export class StartStore {
       network: ws.setup.network ?? true,
       readOnly: [ws.setup.evalDir],
       writable: [path.join(root, "tree"), home, tmp],
+      // Setup sees the system folders and the folders on its PATH (it has no read_only: of its own).
+      fix: "setup sees the folders on its PATH: put {DIR} on PATH, or call the program by its real path",
     };
     // In an environment the container is the sandbox: the image's programs, the view's folders only.
     const runner = place
@@ -216,8 +219,15 @@ export class StartStore {
         : outcome.timedOut
           ? `timed out after ${Math.round(setupTimeoutMs / 1000)} s`
           : `exited with ${outcome.exitCode ?? outcome.signal}`;
-      const last = outcome.tail.trim().split("\n").slice(-3).join(" / ");
-      throw new WorkspaceError("setup", `setup command ${why}${last ? `: ${last}` : ""}`, { setupLog });
+      const log = await readFile(setupLog, "utf8").catch(() => outcome.tail);
+      await keepToolLogs(setupLog, log, home);
+      // The sandbox's own explanation (a last line of the log) outranks the command's first error.
+      const explained = outcome.tail.split("\n").find((l) => l.startsWith("evalgate: the sandbox"));
+      const cause = explained ?? firstErrorLine(log) ?? outcome.tail.trim().split("\n").slice(-3).join(" / ");
+      const where = " (the whole output is in the attempt's setup.log)";
+      throw new WorkspaceError("setup", `setup command ${why}${cause ? `: ${cause}` : ""}${where}`, {
+        setupLog,
+      });
     }
     return setupLog;
   }

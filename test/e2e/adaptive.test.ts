@@ -365,3 +365,83 @@ ${test}    scorers:
     expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 });
+
+describe("no attempt or retry for a case already decided", () => {
+  /** The `[done/total]` counters of the CLI's progress lines (CI: one line per finished attempt). */
+  const counters = (stdout: string) =>
+    [...stdout.matchAll(/^\[(\d+)\/(\d+)[^\]]*\]/gm)].map((m) => [Number(m[1]), Number(m[2])] as const);
+
+  /** Every attempt errors before its agent runs: setup cannot start (a case that can only be `error`). */
+  function agentSuite(gate: string, repeat: string, agent: string): string {
+    const dir = tempDir();
+    writeFiles(dir, {
+      "app/answer.txt": "wrong\n",
+      "a.eval.yaml": `name: decided
+targets: [{ name: bot, provider: command, command: ${agent} }]
+repeat: ${repeat}
+concurrency: 1
+gate: ${gate}
+workspace: { seed: { path: app }, setup: { command: "no-such-tool" } }
+tests:
+  - { id: answer, instruction: "write right", scorers: [{ type: file, path: answer.txt, contains: right }] }
+`,
+    });
+    return dir;
+  }
+
+  it("an agent that cannot start gets min attempts, not max (on_error: exclude)", () => {
+    // before: every attempt errored, none counted, the case stayed "open": 20 tries and [20/3].
+    const dir = agentSuite(
+      "{ policy: attempt_success_rate_at_least, min_rate: 0.5, on_error: exclude }",
+      "{ min: 3, max: 20 }",
+      '["true"]',
+    );
+    const r = runCli(["run", "--out", "b"], dir);
+    const row = readJsonl<Row>(path.join(dir, "b/index.jsonl"))[0]!;
+    expect(row.verdict).toBe("error");
+    expect(row.runs.length).toBe(3);
+    expect(counters(r.stdout)).toEqual([
+      [1, 3],
+      [2, 3],
+      [3, 3],
+    ]);
+  });
+
+  it("retries stop once another attempt errored for good (on_error: retry)", () => {
+    // before: each of the 3 attempts got its 3 retries: 12 tries of an agent that cannot start.
+    const dir = agentSuite(
+      "{ policy: all_attempts_successful, on_error: retry, retries: 3 }",
+      "3",
+      '["true"]',
+    );
+    const r = runCli(["run", "--out", "b"], dir);
+    const row = readJsonl<Row>(path.join(dir, "b/index.jsonl"))[0]!;
+    expect(row.verdict).toBe("error");
+    // Attempt 1: its first try and 3 retries; attempts 2 and 3: one try each (the case is error).
+    expect(row.runs.length).toBe(6);
+    expect(r.stdout.match(/\(retry \d\)/g)).toHaveLength(3);
+  });
+
+  it("the progress counter's total grows with adaptive attempts: never [10/3]", () => {
+    // before: adaptive attempts counted as done but not in the total: the counter ended at [10/3].
+    const dir = suite(
+      "{ policy: attempt_success_rate_at_least, min_rate: 0.5 }",
+      `[{ name: bot, provider: command, command: ["./agent.sh"] }]`,
+    );
+    writeFiles(dir, { mode: "alternate" });
+    const r = runCli(["run", "--out", "b"], dir);
+    const row = readJsonl<Row>(path.join(dir, "b/index.jsonl"))[0]!;
+    expect(row.attempts.counted).toBeGreaterThan(3);
+    const seen = counters(r.stdout);
+    expect(seen.length).toBe(row.runs.length);
+    for (const [done, total] of seen) expect(done).toBeLessThanOrEqual(total);
+    expect(seen.at(-1)).toEqual([row.runs.length, row.runs.length]);
+    // One name per idea: the case summary records the policy's rate as min_rate (before: threshold).
+    const caseSummary = readJson<{ policy: Record<string, unknown> }>(path.join(dir, "b", row.summary_path));
+    expect(caseSummary.policy).toEqual({
+      name: "attempt_success_rate_at_least",
+      min_rate: 0.5,
+      on_error: "fail",
+    });
+  });
+});

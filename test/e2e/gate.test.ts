@@ -27,6 +27,8 @@ describe("the flaky example (repeat 4)", () => {
 
   it("shows flaky in the console, index.jsonl and summary.json", () => {
     expect(r.code).toBe(0);
+    // One name per idea: the example uses min_rate (before: threshold, which validate asks to rename).
+    expect(r.stdout + r.stderr).not.toContain("old name of min_rate");
     expect(r.stdout).toMatch(/✓ pass\s+flaky\/empty-cart-total\s+flaky-agent\s+2\/4\s+50 %\s+flaky/);
     const flaky = rows().find((x) => x.target === "flaky-agent")!;
     expect(flaky).toMatchObject({ classification: "flaky", flaky: true, verdict: "pass" });
@@ -129,6 +131,8 @@ describe("baseline comparison", () => {
     const md = runCli(["compare", "base", "head"], dir);
     expect(md.code).toBe(1);
     expect(md.stdout).toContain("## ❌ evalgate compare: 1 regression");
+    // before: "p (one-sided Fisher)", though the p-value is Barnard's.
+    expect(md.stdout).toContain("| p (Barnard's exact test, one-sided) |");
     expect(md.stdout).toMatch(
       /\| ❌ regressed \| counter\/answer \| bot \| 5\/5 \| 1\/5 flaky \| −80 pp \| 0\.011 \(significant\) \|/,
     );

@@ -48,13 +48,19 @@ describe("evalgate init", () => {
     expect(first.stdout).toContain("1. npx evalgate validate --solvable evals/");
     expect(first.stdout).toContain("2. npx evalgate run evals/");
     expect(first.stdout).toMatch(/3\. git add .*git commit/);
+    // Every placeholder is named with the command that fills it (before: OWNER was not mentioned).
+    expect(first.stdout).toContain(
+      "5. replace OWNER in .github/workflows/evals.yml with the GitHub owner of the evalgate repository you install from: sed -i 's|OWNER/evalgate|YOUR-OWNER/evalgate|' .github/workflows/evals.yml",
+    );
+    expect(first.stdout).toContain("4. replace OWNER in evals/starter.eval.yaml");
 
     // The suite runs the repository's own test command, after its setup, on a copy of the repository.
     const suite = parse(readFileSync(path.join(dir, "evals/starter.eval.yaml"), "utf8"));
     expect(suite.tests[0].scorers[0]).toMatchObject({ type: "command", run: "npm test", required: true });
     // The seed leaves the suite out: its reference patch and hidden tests are the answer key.
+    // before: node_modules was copied into every start tree (setup installs it there anyway).
     expect(suite.workspace).toEqual({
-      seed: { path: "..", exclude: ["evals"] },
+      seed: { path: "..", exclude: ["evals", "node_modules"] },
       setup: { command: "npm ci" },
     });
     // The gate a team can keep (issue 27; before: repeat 1 and all_attempts_successful, which
@@ -81,7 +87,7 @@ describe("evalgate init", () => {
     // every workspace): validate refuses it, naming the fix.
     const file = path.join(dir, "evals/starter.eval.yaml");
     const written = readFileSync(file, "utf8");
-    writeFileSync(file, written.replace(', exclude: ["evals"]', ""));
+    writeFileSync(file, written.replace(', exclude: ["evals", "node_modules"]', ""));
     const old = runCli(["validate"], dir);
     expect(old.code).toBe(2);
     expect(old.stderr).toContain(
@@ -123,6 +129,22 @@ describe("evalgate init", () => {
     ]);
   });
 
+  it("points the eval file at the installed package's schema when evalgate is installed locally", () => {
+    // before: always the raw.githubusercontent.com URL with its OWNER placeholder.
+    const dir = npmProject();
+    sh(
+      "mkdir -p node_modules/evalgate/schema && echo {} > node_modules/evalgate/schema/eval.schema.json",
+      dir,
+    );
+    const r = runCli(["init"], dir);
+    expect(r.code).toBe(0);
+    const first = readFileSync(path.join(dir, "evals/starter.eval.yaml"), "utf8").split("\n")[0];
+    expect(first).toBe("# yaml-language-server: $schema=../node_modules/evalgate/schema/eval.schema.json");
+    // Only the workflow still holds a placeholder.
+    expect(r.stdout).toContain("4. replace OWNER in .github/workflows/evals.yml");
+    expect(r.stdout).not.toContain("5. ");
+  });
+
   it("never overwrites a file the user has, and says what to add by hand", () => {
     const dir = npmProject();
     writeFileSync(path.join(dir, ".gitignore"), "dist/\n");
@@ -148,7 +170,7 @@ describe("evalgate init", () => {
     expect(runCli(["validate", "ci/agent-evals"], dir).code).toBe(0);
     const suite = parse(readFileSync(path.join(dir, "ci/agent-evals/starter.eval.yaml"), "utf8"));
     expect(suite.targets[0].provider).toBe(agent);
-    expect(suite.workspace.seed).toEqual({ path: "../..", exclude: ["ci/agent-evals"] });
+    expect(suite.workspace.seed).toEqual({ path: "../..", exclude: ["ci/agent-evals", "node_modules"] });
     const workflow = path.join(dir, ".github/workflows/evals.yml");
     const av = spawnSync(process.execPath, [VALIDATOR, workflow], { encoding: "utf8", timeout: 60_000 });
     expect(av.status).toBe(0);

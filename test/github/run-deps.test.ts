@@ -27,6 +27,7 @@ class RecordingProgress implements Progress {
     this.finished.push(line);
   }
   addPlanned(): void {}
+  addAttempts(): void {}
   stop(): void {}
 }
 

@@ -21,6 +21,7 @@ const quiet: Progress = {
   attemptStarted: () => {},
   attemptFinished: () => {},
   addPlanned: () => {},
+  addAttempts: () => {},
   stop: () => {},
 };
 

@@ -23,6 +23,7 @@ import type { PlanContext } from "./context.js";
 import { resolveEnvironment, resolveResources } from "./environment.js";
 import { caseGate } from "./gate.js";
 import { answerKeyInSeed, resolveGuards } from "./guards.js";
+import { lockfileOutsideSeed } from "./lockfile.js";
 import type { Policy, TestRecord } from "./records.js";
 import { resolveScorers, type ScorerItem } from "./scorers.js";
 import { resolveWorkspace, type WorkspaceSource } from "./workspace.js";
@@ -122,6 +123,7 @@ async function expandTest(
     ...(reference ? { reference: reference.path } : {}),
     verifiers: guards.verifiers.map((v) => v.from),
   });
+  lockfileOutsideSeed(ctx, ws?.seed, ws?.setup.command !== undefined, seedFrom.src, [...seedFrom.at, "seed"]);
   const timeouts = timeoutsOf(owner.policy.timeouts);
   const scorerItems: ScorerItem[] = [
     ...(test.scorers ?? []).map((scorer, i) => ({
