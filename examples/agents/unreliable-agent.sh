@@ -2,8 +2,8 @@
 # A deterministic stand-in for a stochastic agent, for examples/flaky. It knows the fix for the
 # quickstart's empty-cart bug but, like a real agent, does not always get there:
 #   flaky   fixes the bug on odd attempt numbers only (attempts 1 and 3 of 4 pass)
-#   crashy  crashes like an agent hitting an API error on the first try of attempt 2, and fixes the
-#           bug on every other try (so `on_error: retry` recovers the attempt)
+#   crashy  crashes like an agent hitting an API error on attempt 2 (its own word is no evidence of
+#           infrastructure trouble, so the attempt is graded and fails), and fixes the bug otherwise
 # evalgate tells agents which attempt and retry they are in EVALGATE_ATTEMPT and EVALGATE_RETRY.
 set -eu
 mode="$1"

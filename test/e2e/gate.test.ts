@@ -37,24 +37,23 @@ describe("the flaky example (repeat 4)", () => {
     const summary = readJson<{ counts: { flaky: number }; targets: { name: string; flaky: number }[] }>(
       path.join(out, "summary.json"),
     );
-    expect(summary.counts.flaky).toBe(1);
+    expect(summary.counts.flaky).toBe(2); // the crashy agent's crash is its own failure: 3 of 4
     expect(summary.targets.find((t) => t.name === "flaky-agent")!.flaky).toBe(1);
   });
 
-  it("keeps the crash as evidence and decides the case on the retried attempt", () => {
+  it("keeps the crash as evidence and counts it as the agent's failure, never retried", () => {
+    // before (grading-integrity): an agent's crash was an error, retried under on_error: retry, so an
+    // agent could turn its failures into fresh tries by exiting 1.
     const crashy = rows().find((x) => x.target === "crashy-agent")!;
-    expect(crashy.verdict).toBe("pass");
-    expect(crashy.attempts).toMatchObject({ counted: 4, passed: 4, errored: 0, retried: 1 });
+    expect(crashy).toMatchObject({ verdict: "pass", classification: "flaky" });
+    expect(crashy.attempts).toMatchObject({ counted: 4, passed: 3, errored: 0, retried: 0 });
     const crash = crashy.runs.find((x) => x.attempt === 2 && x.retry === 0)!;
     expect(crash).toMatchObject({
-      status: "error",
+      status: "failed",
       failure_kind: "agent_exit",
       dir: `${crashy.result_dir}/run-2`,
     });
-    expect(crashy.runs.find((x) => x.attempt === 2 && x.retry === 1)).toMatchObject({
-      status: "passed",
-      dir: `${crashy.result_dir}/run-2-retry-1`,
-    });
+    expect(crashy.runs.find((x) => x.attempt === 2 && x.retry === 1)).toBeUndefined();
     const crashResult = readJson<{ message: string }>(path.join(out, crash.dir, "result.json"));
     expect(crashResult.message).toContain("529 overloaded_error");
     expect(existsSync(path.join(out, crash.dir, "agent.log"))).toBe(true);
@@ -89,7 +88,7 @@ function counterSuite(): string {
   writeFiles(dir, {
     "app/answer.txt": "wrong\n",
     "agent.sh": `#!/bin/sh
-[ "$EVALGATE_ATTEMPT" = "\${CRASH_AT:-0}" ] && { echo "crash" >&2; exit 1; }
+[ "$EVALGATE_ATTEMPT" = "\${CRASH_AT:-0}" ] && { touch crashed; echo "crash" >&2; exit 1; }
 [ "$EVALGATE_ATTEMPT" -le "\${PASS_UPTO:-0}" ] && echo right > answer.txt
 exit 0
 `,
@@ -99,7 +98,13 @@ repeat: 5
 concurrency: 2
 workspace: { seed: { path: app } }
 tests:
-  - { id: answer, instruction: "write right", scorers: [{ type: file, path: answer.txt, contains: right }] }
+  - id: answer
+    instruction: "write right"
+    # A crash leaves what the scorer cannot grade: an error, not counted (an agent's own crash alone
+    # would be graded as its failure).
+    scorers:
+      - type: script
+        run: "if [ -e crashed ]; then echo garbled; elif grep -q right answer.txt; then echo score=1; else echo score=0; fi"
 `,
   });
   sh("chmod +x agent.sh", dir);
