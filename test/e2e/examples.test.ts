@@ -87,19 +87,34 @@ describe("examples/monorepo: a package inside a monorepo", () => {
     });
   });
 
-  it("fails an agent that fixes the bug from the other package (the scope scorer)", () => {
-    // before: with only the package's own tests, a fix made in @shop/prices would pass.
+  it("fails an agent whose fix also edits the other package (the scope scorer)", () => {
+    // before (without the diff scorer's allow list): this attempt passed, both packages' tests pass.
     const dir = path.join(tempDir(), "monorepo");
     cpSync(path.join(ROOT, "examples/monorepo"), dir, { recursive: true });
     writeFileSync(
       path.join(dir, "agent.sh"),
-      "#!/bin/sh\n# Multiplies inside formatPrice's caller... by changing the shared package instead.\necho 'export function formatPrice(cents, quantity = 1) { return `$${((cents * quantity) / 100).toFixed(2)}`; }' > packages/prices/src/index.js\n",
+      [
+        "#!/bin/sh",
+        "set -eu",
+        "sed -i 's/formatPrice(item.price)}/formatPrice(item.price * item.quantity)}/' packages/cart/src/receipt.js",
+        "printf '// touched by the agent\\n' >> packages/prices/src/index.js",
+        "",
+      ].join("\n"),
       { mode: 0o755 },
     );
     const out = path.join(tempDir(), "bundle");
     const run = runCli(["run", ".", "--target", "scripted-agent", "--out", out], dir);
     expect(run.code, run.stdout + run.stderr).toBe(1);
     expect(verdicts(out)).toEqual({ "receipt-line-total/scripted-agent": "fail" });
+    const attempt = readdirSync(out).find((d) => d.startsWith("receipt-line-total--scripted-agent"))!;
+    const grading = JSON.parse(readFileSync(path.join(out, attempt, "run-1/grading.json"), "utf8")) as {
+      scorers: { name: string; passed: boolean }[];
+    };
+    expect(Object.fromEntries(grading.scorers.map((x) => [x.name, x.passed]))).toEqual({
+      cart: true,
+      prices: true,
+      scope: false,
+    });
   });
 });
 
