@@ -206,7 +206,7 @@ export function cliProgram(io: CommandIO, exit: (status: number) => void): Comma
     .option("--runs <n>", "runs of the suite (default 5)", flag(parsePositiveInt, "--runs"))
     .option(
       "--out <dir>",
-      "the folder of the runs' bundles, run-1 … run-N, new or empty (default .evalgate/calibrate); usable as --baseline",
+      "the folder of the runs' bundles, run-1 … run-N, new or empty (default .evalgate/calibrate); usable as a run's baseline",
     )
     .option(
       "--repeat <n>",
