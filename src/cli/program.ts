@@ -9,6 +9,7 @@ import { parseConcurrency, parsePositiveInt, parseRepeat, parseShard, splitList 
 // Light (node:fs and the error types): its agent list is the init command's choices.
 import { INIT_AGENTS } from "../init.js";
 import { VERSION } from "../version.js";
+import type { CalibrateFlags } from "./calibrate.js";
 import type { CompareFlags } from "./compare.js";
 import type { HistoryFlags } from "./history.js";
 import type { ImportFlags } from "./import.js";
@@ -194,6 +195,31 @@ export function cliProgram(io: CommandIO, exit: (status: number) => void): Comma
     .option("--json", "print the history as JSON (schema evalgate.history/v1)")
     .action(async (bundles: string[], o: HistoryFlags) =>
       exit(await (await import("./history.js")).historyCommand(bundles, o, io)),
+    );
+
+  program
+    .command("calibrate")
+    .description(
+      "A/A runs on an unchanged commit: each case's rate, interval, whether it can gate, the repeat it needs",
+    )
+    .argument("[paths...]", "eval files, folders or globs")
+    .option("--runs <n>", "runs of the suite (default 5)", flag(parsePositiveInt, "--runs"))
+    .option(
+      "--out <dir>",
+      "the folder of the runs' bundles, run-1 … run-N, new or empty (default .evalgate/calibrate); usable as a run's baseline",
+    )
+    .option(
+      "--repeat <n>",
+      "attempts per (test, target) in each run, overriding the eval files: N, or MIN..MAX",
+      flag(parseRepeat, "--repeat"),
+    )
+    .option("--test <glob>", "only tests whose id (or suite/id) matches (repeatable)", collect)
+    .option("--tag <tag>", "only tests with this tag (repeatable)", collect)
+    .option("--target <name>", "only this target (repeatable, or comma-separated)", collect)
+    .option("--concurrency <n>", "attempts at once", flag(parseConcurrency, "--concurrency"))
+    .option("--json", "print the calibration as JSON (schema evalgate.calibrate/v1)")
+    .action(async (paths: string[], o: CalibrateFlags) =>
+      exit(await (await import("./calibrate.js")).calibrateCommand(paths, o, io)),
     );
 
   program
