@@ -73,7 +73,7 @@ describe("the {OUTPUT_FILE} contract of command agents", () => {
   }, 120_000);
 
   it("records the usage, cost and version the agent reported, and keeps its file", () => {
-    expect(code).toBe(1); // the "error" target's case is an error, which fails the gate
+    expect(code).toBe(0); // every target's work passes: an error the agent reports is no excuse, nor a failure
     const r = result("ok");
     expect(r.status).toBe("passed");
     expect(r.usage).toEqual({
@@ -113,12 +113,14 @@ describe("the {OUTPUT_FILE} contract of command agents", () => {
     expect(badTypes.warnings[0]).toContain("usage.output_tokens");
   });
 
-  it("makes an error the agent reported an errored attempt with its message", () => {
+  it("grades the work of an agent that reported an error, and keeps its words as a warning", () => {
+    // before (grading-integrity): the agent's own report made the attempt an error, which
+    // on_error: exclude or retry would excuse; what the program under test says is no evidence.
     const r = result("error");
-    expect(r).toMatchObject({
-      status: "error",
-      message: "the agent reported an error: rate limited by the model API (429)",
-    });
+    expect(r).toMatchObject({ status: "passed", message: null });
+    expect(r.warnings).toContain(
+      "the agent reported an error: rate limited by the model API (429), but the work it left passed the scorers",
+    );
     expect(r.usage).toMatchObject({ input_tokens: 10 });
     expect(result("none")).toMatchObject({ status: "passed", usage: null, warnings: [] });
   });
