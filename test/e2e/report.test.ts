@@ -66,7 +66,10 @@ describe("reports of a real run against a baseline", () => {
     // 2/2 → 0/2 over 4 compared cases is not significant (gate.regressions.evidence: significant,
     // the default): the headline counts what the gate counts, and calls the flip a possible one.
     expect(md).toContain("## ❌ evalgate — gate failed: 1 errored case, 1 possible regression");
-    expect(md).toMatch(/\| ❌ fail \| regress \| bot \| 0\/2 · 0 % \| 2\/2 · \*\*regressed\*\* · −100 pp/);
+    // A drop the gate does not count (not significant after Holm) is a flip, never a bold "regressed".
+    expect(md).toMatch(
+      /\| ❌ fail \| regress \| bot \| 0\/2 · 0 % \| 2\/2 · flipped \(not counted\) · −100 pp/,
+    );
     expect(md).toMatch(/\| ❌ fail \| flaky \| bot \| 1\/2 · 50 % \| 1\/2 \| flaky \|/);
     expect(md).toMatch(/\| ❗ error \| crash \| bot \| 0\/0 \(2 errors\) \|/);
     expect(md).toContain("could not run: printed no score");
