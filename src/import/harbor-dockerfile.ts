@@ -31,7 +31,11 @@ fi
 mkdir -p "$ws/.harbor/logs/verifier" "$ws/.harbor/logs/agent"
 rm -f "$ws/.harbor/logs/verifier/reward.txt" "$ws/.harbor/logs/verifier/reward.json"
 top=/\${workdir#/}; top=\${top%%/*}
-args=(--die-with-parent --unshare-user --unshare-pid --unshare-ipc --unshare-uts --proc /proc --dev /dev --tmpfs /tmp)
+# Inside evalgate's own sandbox (setup and scorers run under bubblewrap) a new /proc cannot be
+# mounted: the task then shares the sandbox's process view, which is already its own.
+proc=(--unshare-pid --proc /proc)
+bwrap --unshare-user --unshare-pid --proc /proc --ro-bind / / true 2>/dev/null || proc=(--ro-bind /proc /proc)
+args=(--die-with-parent --unshare-user "\${proc[@]}" --unshare-ipc --unshare-uts --dev /dev --tmpfs /tmp)
 for entry in /*; do
   case $entry in /proc|/dev|/tmp|/tests|/solution|/logs|"$top") continue ;; esac
   if [ -L "$entry" ]; then args+=(--symlink "$(readlink "$entry")" "$entry")
