@@ -97,11 +97,15 @@ tests:
   });
 });
 
+const UNSANDBOXED = { EVALGATE_ISOLATION: "none" };
+
 describe("--keep-workspaces", () => {
   const dir = tempDir();
   writeFiles(dir, {
     "project/a.txt": "a\n",
-    // Attempt 2 looks for attempt 1's folder: with --keep-workspaces it is still there.
+    // Attempt 2 looks for attempt 1's folder: with --keep-workspaces it is still there. (Only an
+    // agent outside the sandbox can look: a sandboxed one never sees another attempt's folder, so
+    // these runs use EVALGATE_ISOLATION=none.)
     "agent.sh": `#!/bin/sh
 echo "attempt $EVALGATE_ATTEMPT" > mine.txt
 prev="$(dirname "$(dirname "$PWD")")/run-1/ws"
@@ -123,7 +127,7 @@ tests:
   it("removes an attempt's workspace before the next attempt runs, by default", () => {
     const out = path.join(dir, "b1");
     const work = path.join(dir, "w1");
-    const r = runCli(["run", ".", "--out", out, "--work-dir", work], dir);
+    const r = runCli(["run", ".", "--out", out, "--work-dir", work], dir, UNSANDBOXED);
     expect(r.code).toBe(0);
     const row = readJsonl<Row>(path.join(out, "index.jsonl"))[0]!;
     expect(readFileSync(path.join(out, row.runs[1]!.dir, "agent.log"), "utf8")).toBe("run-1 gone\n");
@@ -133,7 +137,7 @@ tests:
   it("keeps every workspace, with the agent's changes, and says where", () => {
     const out = path.join(dir, "b2");
     const work = path.join(dir, "w2");
-    const r = runCli(["run", ".", "--out", out, "--work-dir", work, "--keep-workspaces"], dir);
+    const r = runCli(["run", ".", "--out", out, "--work-dir", work, "--keep-workspaces"], dir, UNSANDBOXED);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(`workspaces kept in ${work}`);
     const row = readJsonl<Row>(path.join(out, "index.jsonl"))[0]!;
