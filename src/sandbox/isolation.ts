@@ -252,7 +252,11 @@ export function planIsolation(
       out.push({ name: t.name, level: "bwrap", reason: null });
     } else {
       const r = probe.reaper;
-      const why = [`bubblewrap cannot run here: ${probe.bwrap.message}`, r.why].filter(Boolean).join("; ");
+      // The cap (EVALGATE_ISOLATION) is both bubblewrap's reason and the reaper's: said once.
+      const reaperWhy = r.why === probe.bwrap.message ? null : r.why;
+      const why = [`bubblewrap cannot run here: ${probe.bwrap.message}`, reaperWhy]
+        .filter(Boolean)
+        .join("; ");
       out.push({ name: t.name, level: r.level, reason: why });
     }
   }

@@ -105,7 +105,9 @@ tests:
     });
     expect(s1.code, s1.stderr).toBe(0);
     expect(s2.code, s2.stderr).toBe(0);
-    type Iso = { isolation?: { level: string | null; reason: string | null; targets: unknown[] } };
+    type Iso = {
+      isolation?: { level: string | null; reason: string | null; gaps?: string[]; targets: unknown[] };
+    };
     const weak = readJson<Iso>(path.join(dir, "s2/summary.json")).isolation!;
     expect(weak.level).toBe("subreaper");
     expect(readJsonl(path.join(dir, "s2/index.jsonl"))).toHaveLength(1);
@@ -113,9 +115,12 @@ tests:
     const m = runCli(["merge", "s1", "s2", "--out", "merged"], dir);
     expect(m.code, m.stderr).toBe(0);
     const merged = readJson<Iso>(path.join(dir, "merged/summary.json")).isolation;
+    expect(weak.reason).toBe("bubblewrap cannot run here: EVALGATE_ISOLATION=subreaper"); // said once
+    expect(weak.gaps).toContain("read the answer key from the code its scorers run");
     expect(merged).toEqual({
       level: "subreaper",
       reason: weak.reason,
+      gaps: weak.gaps,
       targets: [{ name: "agent", level: "subreaper", reason: weak.reason }],
     });
     expect(readFileSync(path.join(dir, "merged/comment.md"), "utf8")).toContain("**Isolation: subreaper**");
