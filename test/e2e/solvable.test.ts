@@ -99,7 +99,11 @@ describe("validate --solvable", () => {
         "",
       ].join("\n"),
     });
-    const r = runCli(["validate", "--solvable", "--attempts", "2", "--json"], dir);
+    // The verifier keeps its state in the eval folder, which a contained scorer cannot write: this
+    // run grades uncontained (a stateful verifier is what the check is for, not the sandbox).
+    const r = runCli(["validate", "--solvable", "--attempts", "2", "--json"], dir, {
+      EVALGATE_ISOLATION: "none",
+    });
     expect(r.code, r.stderr).toBe(1);
     const report = JSON.parse(r.stdout) as Report;
     expect(kindsOf(report)).toEqual({ stateful: ["flaky_verifier"], "no-reference": ["unsolvable"] });
