@@ -24,8 +24,9 @@ describe("the step's outputs", () => {
   inProcessStep();
 
   it("inconclusive counts the cases whose attempts did not settle their verdict", async () => {
-    // One agent fixes the file on odd attempts only: 2 of 4 at min_rate 0.5 is inconclusive.
-    // The other always fixes it: 4 of 4 is decided.
+    // One agent fixes the file on odd attempts only: 3 of 5 at min_rate 0.5 is inconclusive.
+    // The other always fixes it: 5 of 5 is decided (exact test: 0.5^5 = 0.031 < 0.05; 4 of 4,
+    // 0.0625, would not be).
     const repo = gitRepo({
       "evals/app/answer.txt": "wrong\n",
       "evals/agent.sh": `#!/bin/sh\ncase "$MODE" in\n  pass) echo right > answer.txt ;;\n  alternate) [ $((EVALGATE_ATTEMPT % 2)) -eq 1 ] && echo right > answer.txt ;;\nesac\nexit 0\n`,
@@ -33,7 +34,7 @@ describe("the step's outputs", () => {
 targets:
   - { name: flaky, provider: command, command: ["./agent.sh"], env: { MODE: alternate } }
   - { name: stable, provider: command, command: ["./agent.sh"], env: { MODE: pass } }
-repeat: 4
+repeat: 5
 concurrency: 1
 gate: { policy: attempt_success_rate_at_least, min_rate: 0.5 }
 workspace: { seed: { path: app } }
