@@ -93,6 +93,26 @@ function readKey(file: string, key: string): number | undefined {
 }
 
 /**
+ * Forks refused at a pids limit in the group at `dir`. v2 counts them up the tree (`pids.events`
+ * max). v1 counts a refusal only in the group of the process that forked: a container's own group,
+ * which its engine makes below evalgate's and removes when the container ends, so the groups below
+ * are summed while they live (`sample`), and a container that ends within one sample of its last
+ * refused fork may go uncounted (its process count at the limit still names it).
+ */
+function refusedForks(version: 1 | 2, dir: string, depth = 0): number {
+  const own = readKey(path.join(dir, "pids.events"), "max") ?? 0;
+  if (version === 2 || depth >= 3) return own;
+  let below = 0;
+  try {
+    for (const e of readdirSync(dir, { withFileTypes: true }))
+      if (e.isDirectory()) below += refusedForks(version, path.join(dir, e.name), depth + 1);
+  } catch {
+    // the group ended between the listing and the read
+  }
+  return own + below;
+}
+
+/**
  * Whether evalgate can make cgroups here, and where: under its own cgroup (so whatever bounds
  * evalgate bounds its attempts too), else at the root of a v2 hierarchy it may write.
  */
@@ -237,12 +257,17 @@ export function makeCgroup(
     );
   }
   let pidsPeak = 0;
+  let refusedSeen = 0;
   const group: Cgroup = {
     relative,
     procsFiles: dirs.map((d) => path.join(d, "cgroup.procs")),
     sample: () => {
       const n = readNumber(at("pids", "pids.current"));
       if (n !== undefined && n > pidsPeak) pidsPeak = n;
+      refusedSeen = Math.max(
+        refusedSeen,
+        refusedForks(host.version, path.dirname(at("pids", "pids.events"))),
+      );
     },
     usage: () => {
       group.sample();
@@ -257,8 +282,7 @@ export function makeCgroup(
           ? readKey(at("memory", "memory.events"), "oom_kill")
           : readKey(at("memory", "memory.oom_control"), "oom_kill");
       if (oom !== undefined) u.oomKills = oom;
-      const refused = readKey(at("pids", "pids.events"), "max");
-      if (refused !== undefined) u.pidsRefused = refused;
+      if (refusedSeen > 0) u.pidsRefused = refusedSeen;
       if (host.version === 2) {
         const p = readNumber(at("pids", "pids.peak"));
         if (p !== undefined && p > pidsPeak) u.pidsPeak = p;

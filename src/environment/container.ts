@@ -221,7 +221,7 @@ async function runInContainer(
       }).then(() => removeContainer(engine, name));
     }, spec.timeoutMs);
     const sampler =
-      group && setup.resources?.pids !== undefined ? setInterval(() => group!.sample(), 200) : undefined;
+      group && setup.resources?.pids !== undefined ? setInterval(() => group!.sample(), 50) : undefined;
     let diskOver: number | undefined;
     const disk =
       setup.resources?.diskBytes !== undefined

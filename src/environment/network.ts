@@ -10,7 +10,7 @@
  * The internal network is made once per run and removed at its end (or by the next run's sweep).
  * The gateway is the host itself, so a service on the runner that listens on every address would be
  * reachable there too; where evalgate runs as root with iptables, a firewall rule on the network's
- * interface lets through only the proxies' ports and DNS (docs/decisions/0211).
+ * interface lets through only the live proxies' own ports and DNS (docs/decisions/0211).
  */
 import net from "node:net";
 import { execa } from "execa";
@@ -33,9 +33,6 @@ export interface AllowNetwork {
   /** Why there is no such rule: the host's services on all addresses are reachable from the network. */
   firewallGap?: string;
 }
-
-/** The ports the allow-list proxies listen on: the firewall lets these through, nothing else. */
-export const PROXY_PORTS: readonly [number, number] = [41_000, 41_999];
 
 /** Whether an IPv4 address lies in `a.b.c.d/n`. */
 export function inSubnet(address: string, subnet: string): boolean {
@@ -74,29 +71,29 @@ function gatewayOf(engine: Engine, text: string): Addressing | undefined {
   }
 }
 
-/**
- * Closes the host to the network's interface except for the proxies' ports and DNS. Returns the
- * rules added (to delete at the end), or why none could be.
- */
-async function closeHost(iface: string | undefined): Promise<string[][] | string> {
-  if (!iface) return "the engine did not name the network's interface";
-  if (process.getuid?.() !== 0) return "evalgate does not run as root";
-  const iptables =
-    findProgram("iptables", process.env.PATH ?? "") ?? findProgram("iptables", "/usr/sbin:/sbin");
+function iptablesProgram(): string | undefined {
+  return findProgram("iptables", process.env.PATH ?? "") ?? findProgram("iptables", "/usr/sbin:/sbin");
+}
+
+/** Every rule evalgate adds names its network, so deleting one never takes another run's twin. */
+const tagged = (network: string, match: string[], target: string): string[] => [
+  ...match,
+  "-m",
+  "comment",
+  "--comment",
+  `evalgate ${network}`,
+  "-j",
+  target,
+];
+
+async function addRules(rules: readonly string[][]): Promise<string[][] | string> {
+  const iptables = iptablesProgram();
   if (!iptables) return "iptables is not installed";
-  const [from, to] = PROXY_PORTS;
-  // Inserted at the top in reverse: the accepts end up above the reject.
-  const rules = [
-    ["-i", iface, "-j", "REJECT"],
-    ["-i", iface, "-p", "tcp", "--dport", `${from}:${to}`, "-j", "ACCEPT"],
-    ["-i", iface, "-p", "udp", "--dport", "53", "-j", "ACCEPT"],
-    ["-i", iface, "-p", "tcp", "--dport", "53", "-j", "ACCEPT"],
-  ];
   const added: string[][] = [];
   for (const rule of rules) {
     const r = await execa(iptables, ["-w", "-I", "INPUT", ...rule], { reject: false, timeout: 30_000 });
     if (r.exitCode !== 0) {
-      await openHost(added);
+      await deleteRules(added);
       return `iptables refused a rule: ${String(r.stderr).split("\n")[0]}`;
     }
     added.push(rule);
@@ -104,12 +101,27 @@ async function closeHost(iface: string | undefined): Promise<string[][] | string
   return added;
 }
 
-async function openHost(rules: readonly string[][]): Promise<void> {
-  const iptables =
-    findProgram("iptables", process.env.PATH ?? "") ?? findProgram("iptables", "/usr/sbin:/sbin");
+async function deleteRules(rules: readonly string[][]): Promise<void> {
+  const iptables = iptablesProgram();
   if (!iptables) return;
   for (const rule of rules)
     await execa(iptables, ["-w", "-D", "INPUT", ...rule], { reject: false, timeout: 30_000 });
+}
+
+/**
+ * Closes the host to the network's interface but for DNS. Each proxy opens its own port while it
+ * lives (`proxyFor`): a service of the runner's on any other port stays closed. Returns the rules
+ * added (to delete at the end), or why none could be.
+ */
+async function closeHost(name: string, iface: string | undefined): Promise<string[][] | string> {
+  if (!iface) return "the engine did not name the network's interface";
+  if (process.getuid?.() !== 0) return "evalgate does not run as root";
+  // Inserted at the top in reverse: the accepts end up above the reject.
+  return addRules([
+    tagged(name, ["-i", iface], "REJECT"),
+    tagged(name, ["-i", iface, "-p", "udp", "--dport", "53"], "ACCEPT"),
+    tagged(name, ["-i", iface, "-p", "tcp", "--dport", "53"], "ACCEPT"),
+  ]);
 }
 
 /** Makes the run's internal network; a string says why it cannot be made. */
@@ -125,15 +137,15 @@ export async function createAllowNetwork(engine: Engine): Promise<AllowNetwork |
     return `the internal network ${name} has no IPv4 gateway address for the allow-list proxy`;
   }
   const network: AllowNetwork = { name, ...g };
-  const closed = await closeHost(g.iface);
+  const closed = await closeHost(name, g.iface);
   if (typeof closed === "string") network.firewallGap = closed;
   else network.firewall = closed;
   return network;
 }
 
 export async function removeAllowNetwork(engine: Engine, network: AllowNetwork): Promise<void> {
+  if (network.firewall) await deleteRules(network.firewall);
   await engineExec(engine, ["network", "rm", "-f", network.name], { timeoutMs: 60_000 });
-  if (network.firewall) await openHost(network.firewall);
 }
 
 /**
@@ -145,11 +157,22 @@ export async function proxyFor(
   network: AllowNetwork,
   allow: readonly AllowedHost[],
 ): Promise<AllowListProxy> {
-  const proxy = await startAllowListProxy(
-    allow,
-    "0.0.0.0",
-    (remote) => inSubnet(remote, network.subnet),
-    PROXY_PORTS,
-  );
-  return { ...proxy, url: `http://${network.gateway}:${proxy.port}` };
+  const proxy = await startAllowListProxy(allow, "0.0.0.0", (remote) => inSubnet(remote, network.subnet));
+  const url = `http://${network.gateway}:${proxy.port}`;
+  if (!network.firewall || !network.iface) return { ...proxy, url };
+  const opened = await addRules([
+    tagged(network.name, ["-i", network.iface, "-p", "tcp", "--dport", String(proxy.port)], "ACCEPT"),
+  ]);
+  if (typeof opened === "string") {
+    await proxy.close();
+    throw new Error(`cannot open the allow-list proxy's port ${proxy.port} to ${network.name}: ${opened}`);
+  }
+  return {
+    ...proxy,
+    url,
+    close: async () => {
+      await deleteRules(opened);
+      await proxy.close();
+    },
+  };
 }

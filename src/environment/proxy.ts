@@ -37,7 +37,6 @@ export async function startAllowListProxy(
   allow: readonly AllowedHost[],
   address = "127.0.0.1",
   client: (remoteAddress: string) => boolean = () => true,
-  ports?: readonly [number, number],
 ): Promise<AllowListProxy> {
   const denied = new Set<string>();
   const sockets = new Set<net.Socket>();
@@ -109,7 +108,13 @@ export async function startAllowListProxy(
     sockets.add(s);
     s.on("close", () => sockets.delete(s));
   });
-  await listenIn(server, address, ports);
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, address, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
   const port = (server.address() as net.AddressInfo).port;
   const shown = net.isIPv6(address) ? `[${address}]` : address;
   return {
@@ -122,38 +127,6 @@ export async function startAllowListProxy(
         server.close(() => resolve());
       }),
   };
-}
-
-/**
- * Listens on a port of `ports` (a free one, from a random start), or any port without a range: a
- * firewall can then let the proxies' range through and nothing else of the host (network.ts).
- */
-async function listenIn(
-  server: http.Server,
-  address: string,
-  ports?: readonly [number, number],
-): Promise<void> {
-  const attempt = (port: number) =>
-    new Promise<boolean>((resolve, reject) => {
-      const onError = (e: NodeJS.ErrnoException) =>
-        e.code === "EADDRINUSE" && ports ? resolve(false) : reject(e);
-      server.once("error", onError);
-      server.listen(port, address, () => {
-        server.off("error", onError);
-        resolve(true);
-      });
-    });
-  if (!ports) {
-    await attempt(0);
-    return;
-  }
-  const [from, to] = ports;
-  const size = to - from + 1;
-  const start = Math.floor(Math.random() * size);
-  for (let i = 0; i < size; i++) {
-    if (await attempt(from + ((start + i) % size))) return;
-  }
-  throw new Error(`no free port for the allow-list proxy in ${from}-${to}`);
 }
 
 /** The variables that point HTTP clients (curl, pip, npm, the agent CLIs) at the proxy. */

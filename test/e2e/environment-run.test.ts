@@ -151,7 +151,7 @@ describe.skipIf(!engine)("resources stop an attempt, not the run (real engine)",
       "project/main.txt": "start\n",
       "agent.sh": `case "$EVALGATE_TEST_ID" in
   hog|host-hog) x=a; while true; do x="$x$x"; done ;;
-  bomb) bomb() { bomb | bomb & }; bomb; sleep 30 ;;
+  bomb) bomb() { bomb | bomb & }; bomb; while :; do sleep 1; done ;;
   fine) exam-tool fine > fine.txt ;;
 esac
 `,
@@ -207,6 +207,9 @@ tests:
   });
 
   it("records a fork bomb in the image as the agent's failure at its pids limit", () => {
+    // The bomb holds the container until its timeout. Before, it ended with a lone `sleep 30` that
+    // could not fork: the container was gone before a sample, and on cgroup v1 (refusals counted only
+    // in the container's own group) the limit went unnamed, as the CI run of stop 32 saw.
     const r = result("bomb");
     expect([r.status, r.failure_stage, r.failure_kind]).toEqual(["failed", "agent", "pids_limit"]);
     expect(r.agent.limit?.detail).toMatch(/limit of 20 processes/);

@@ -3,6 +3,7 @@
  * made offline. Before this runner, evalgate had no way to run a command in an image at all: each
  * "before:" below says what the host runner did instead.
  */
+import { spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import type net from "node:net";
@@ -176,11 +177,18 @@ describe.skipIf(!engine)("containerRunner (real engine)", () => {
   it("holds a fork bomb at its pids limit, and the machine goes on", async () => {
     // before: a fork bomb took every process slot of the machine.
     const r = await setup({ label: "forks", resources: { pids: 20 }, ...meter() }).run(
-      spec("bomb() { bomb | bomb & }; bomb; sleep 30", { timeoutMs: 5000, killGraceMs: 500 }),
+      // Held until the timeout: a lone `sleep 30` could itself be refused its fork and end the bomb.
+      spec("bomb() { bomb | bomb & }; bomb; while :; do sleep 1; done", {
+        timeoutMs: 5000,
+        killGraceMs: 500,
+      }),
     );
     expect(r.timedOut).toBe(true);
     expect(r.limit?.kind).toBe("pids");
     expect(r.limit?.detail).toMatch(/limit of 20 processes/);
+    // The refusals are counted where the kernel counts them: on cgroup v1 in the container's own
+    // group below evalgate's, read while it lives (before, v1 read evalgate's group: always 0).
+    if (typeof cgroups !== "string") expect(r.limit?.detail).toMatch(/, \d+ forks refused/);
     const after = await host.run({
       command: { argv: ["/bin/echo", "still here"] },
       cwd: root,
@@ -220,7 +228,16 @@ describe.skipIf(!engine)("containerRunner (real engine)", () => {
       let other: http.Server;
       let allowedPort: number;
       let otherPort: number;
+      let rangeServer: http.Server;
+      let rangePort = 0;
       beforeAll(async () => {
+        rangeServer = http.createServer((_, res) => res.end("in range\n"));
+        for (let p = 41_000 + Math.floor(Math.random() * 900); !rangePort; p++) {
+          rangePort = await new Promise<number>((resolve) => {
+            rangeServer.once("error", () => resolve(0));
+            rangeServer.listen(p, "0.0.0.0", () => resolve(p));
+          });
+        }
         const made = await createAllowNetwork(engine!);
         if (typeof made === "string") throw new Error(made);
         network = made;
@@ -235,6 +252,7 @@ describe.skipIf(!engine)("containerRunner (real engine)", () => {
       });
       afterAll(async () => {
         other.close();
+        rangeServer.close();
         if (network) await removeAllowNetwork(engine!, network);
       });
 
@@ -254,6 +272,8 @@ describe.skipIf(!engine)("containerRunner (real engine)", () => {
               `nc -w 3 ${hostAddress} ${port} </dev/null && echo "direct open" || echo "direct closed"`,
               // The gateway is the runner itself: its server on every address is not reachable either.
               `nc -w 3 ${network.gateway} ${port} </dev/null && echo "gateway open" || echo "gateway closed"`,
+              // Nor one that listens where the proxies once all listened (41000-41999 were let through).
+              `nc -w 3 ${network.gateway} ${rangePort} </dev/null && echo "range open" || echo "range closed"`,
             ].join("; "),
             { logFile: log },
           ),
@@ -265,6 +285,10 @@ describe.skipIf(!engine)("containerRunner (real engine)", () => {
         // Where evalgate cannot add the firewall rule it says so (network.firewallGap); here it can.
         expect(network.firewallGap).toBeUndefined();
         expect(r.stdout).toContain("gateway closed");
+        expect(r.stdout).toContain("range closed");
+        // The proxy's own port was opened for its life only: the network's three rules are left.
+        const rules = spawnSync("iptables", ["-w", "-S", "INPUT"], { encoding: "utf8" }).stdout;
+        expect(rules.split("\n").filter((l) => l.includes(`evalgate ${network.name}`))).toHaveLength(3);
         expect(readFileSync(log, "utf8")).toContain(
           `refused (not on the network allow-list): 127.0.0.1:${otherPort}`,
         );
