@@ -147,6 +147,20 @@ export function wireGrading(r: AttemptResult) {
 
 export type WireGrading = ReturnType<typeof wireGrading>;
 
+/** The setup its start was made by (the same for every try): command, wall time, the npm cache's use. */
+export function wireCaseSetup(tries: readonly AttemptResult[]) {
+  const s = tries.find((t) => t.setup)?.setup;
+  if (!s) return {};
+  const npm = s.npmCache;
+  return {
+    setup: {
+      command: s.command,
+      duration_ms: s.durationMs,
+      npm_cache: npm ? { reused: npm.reused, kept: npm.kept, rejected: npm.rejected } : null,
+    },
+  };
+}
+
 /** A case's environment (the image by digest, from the first try that ran in it) and resources as applied. */
 export function wireCaseEnvironment(spec: CaseSpec, tries: readonly AttemptResult[]) {
   const env = tries.find((t) => t.environment)?.environment;

@@ -235,6 +235,18 @@ export const caseSummarySchema = z.looseObject({
   environment: environmentSchema.nullable().optional(),
   /** The case's per-attempt limits and how each was applied (absent: none declared). */
   resources: resourcesSchema.nullable().optional(),
+  /**
+   * The setup command its start was made by, shared by every case with the same seed and setup, and
+   * its wall time (the npm cache's copies included); absent: no setup ran, or an older bundle.
+   */
+  setup: z
+    .looseObject({
+      command: z.union([z.string(), z.array(z.string())]),
+      duration_ms: z.number().min(0),
+      /** Tarballs setup's npm got from the package cache, added to it, refused (docs/eval-files.md). */
+      npm_cache: z.looseObject({ reused: count, kept: count, rejected: count }).nullable(),
+    })
+    .optional(),
 });
 
 export const comparisonSchema = z.looseObject({

@@ -24,7 +24,7 @@ import {
   wireIdentity,
   wireUsageTotals,
 } from "./wire.js";
-import { wireAttempt, wireCaseEnvironment, wireGrading } from "./wire-attempt.js";
+import { wireAttempt, wireCaseEnvironment, wireCaseSetup, wireGrading } from "./wire-attempt.js";
 
 /** A readable slug plus a hash of the identity: unique per identity, stable across runs. */
 export function resultDirName(id: Identity): string {
@@ -324,6 +324,7 @@ export class BundleWriter {
           runs,
           change: c.change ? wireChange(c.change) : null,
           ...wireCaseEnvironment(c.spec, c.tries),
+          ...wireCaseSetup(c.tries),
         } satisfies WireCaseSummary,
         structural,
       );

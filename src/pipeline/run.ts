@@ -31,6 +31,7 @@ import { type Reaper, type RunIsolation, reapingRunner } from "../sandbox/isolat
 import { liveProcesses, type ProcessOutcome, type ProcessRunner, runnerWith } from "../sandbox/process.js";
 import type { Redactor } from "../sandbox/redact.js";
 import { discardsSettled, removeTree } from "../workspace/discard.js";
+import { packageCacheOption } from "../workspace/package-cache.js";
 import { tempRoot } from "../workspace/temp.js";
 import { adaptiveAttempts, baseOf, caseErrorSettled, finishCases, schedulesOf } from "./decide.js";
 import { isolationOf, reportIsolation } from "./isolation.js";
@@ -316,6 +317,7 @@ async function writeRun(
       bundleDir,
       ...(isolation.bwrap ? { bwrap: isolation.bwrap, bwrapTargets: isolation.bwrapTargets } : {}),
       ...(isolation.commandsBwrap ? { commandsBwrap: isolation.commandsBwrap } : {}),
+      ...packageCacheOption(process.env),
       ...(interruption ? { interruption } : {}),
       moreAttempts,
       errorSettled: caseErrorSettled,

@@ -30,7 +30,7 @@ import { restoreWorkspaceGit, SCORER_GIT_ENV } from "../workspace/git-guard.js";
 import { restoreGradingInputs } from "../workspace/grading-inputs.js";
 import { installVerifiers, restoreProtected } from "../workspace/protect.js";
 import { scanWorkspace } from "../workspace/scan.js";
-import type { PreparedStart } from "../workspace/start.js";
+import type { PreparedStart, SetupRecord } from "../workspace/start.js";
 import { calibrationFor, type GradeIn } from "./calibrate.js";
 import { type ScorerProcesses, scorerProcesses } from "./contain.js";
 import { agentRunnerFor, type CasePlace, limitWatch, placeFacts, scorerPlacement } from "./environment.js";
@@ -44,7 +44,9 @@ export interface AttemptInput {
   attempt: number;
   retry: number;
   /** The prepared start (tree and commit), or why it could not be prepared. */
-  start: PreparedStart | { failure: "seed" | "setup"; message: string; setupLog?: string };
+  start:
+    | PreparedStart
+    | { failure: "seed" | "setup"; message: string; setupLog?: string; setup?: SetupRecord };
   /** Private scratch folder of this attempt (workspace, HOME, TMPDIR, prompt). */
   workDir: string;
   /** The attempt's folder in the bundle. */
@@ -97,6 +99,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
       finishedAt: new Date().toISOString(),
       durationMs: Math.round(performance.now() - t0),
       phases,
+      ...(input.start.setup ? { setup: input.start.setup } : {}),
       dirName: input.dirName,
     };
     if ("sha" in input.start) r.startSha = input.start.sha;

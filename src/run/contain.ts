@@ -18,8 +18,10 @@ import type { ProcessRunner } from "../sandbox/process.js";
  * stores), and every `.git` and `.evalgate` folder on the way to an eval file or the bundle (the
  * repository's history holds the answer key; `.evalgate/results` holds earlier bundles).
  */
-export function runHidden(plan: Plan, workRoot: string, bundleDir?: string): string[] {
+export function runHidden(plan: Plan, workRoot: string, bundleDir?: string, packageCache?: string): string[] {
   const out = new Set<string>();
+  // The package cache: setup gets copies of it, never the cache itself (docs/decisions/0220).
+  if (packageCache) out.add(packageCache);
   for (const c of plan.cases) {
     for (const v of c.test.workspace.verifiers) out.add(v.from);
     if (c.test.reference) out.add(c.test.reference);

@@ -51,6 +51,8 @@ export interface ExecuteOptions {
    * (and third-party install scripts), whatever the targets' sandbox (docs/decisions/0185).
    */
   commandsBwrap?: string;
+  /** The package cache's root that setup's npm cache is filled from and kept in (workspace/package-cache.ts). */
+  packageCache?: string;
   /** Clock for the duration budget (tests). */
   now?: () => number;
   /** Once aborted, no attempt starts: the rest are recorded as cancelled. */
@@ -137,6 +139,7 @@ async function prepareStarts(
             message: error.message,
           };
           if (error.setupLog) failed.setupLog = error.setupLog;
+          if (error.details.setup) failed.setup = error.details.setup;
           outcomes.set(key, failed);
         }
       }),
@@ -180,9 +183,9 @@ const isRetryable = (r: AttemptResult) =>
 export async function executePlan(opts: ExecuteOptions): Promise<ExecuteResult> {
   // Every test's answer key and the run's state, not only the running one's: tests of one eval file
   // share a folder, and the repository's .git holds all of them.
-  const hidden = runHidden(opts.plan, opts.workRoot, opts.bundleDir);
+  const hidden = runHidden(opts.plan, opts.workRoot, opts.bundleDir, opts.packageCache);
   const containment = { ...(opts.commandsBwrap ? { bwrap: opts.commandsBwrap } : {}), hidden };
-  const store = new StartStore(opts.workRoot, opts.runner, containment);
+  const store = new StartStore(opts.workRoot, opts.runner, containment, opts.packageCache);
   const places = await openPlaces(opts.plan.cases);
   try {
     return await executeIn(opts, hidden, containment, places, await prepareStarts(opts, store, places));

@@ -1,4 +1,5 @@
 /** Why a workspace could not be prepared. */
+import type { SetupRecord } from "./start.js";
 
 /**
  * `config`: the user's mistake, found while preparing (a ref or subdir that does not exist, a token
@@ -11,6 +12,8 @@ export type WorkspaceFailure = "config" | "seed" | "setup";
 export interface WorkspaceErrorDetails {
   /** The setup log, when setup ran. */
   setupLog?: string;
+  /** What setup ran and how long it took, when it ran. */
+  setup?: SetupRecord;
   /** For `config`: the key under the seed that is wrong, e.g. `git.ref`. */
   key?: string;
   /** For `config`: what to do about it. */

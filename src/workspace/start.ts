@@ -15,6 +15,7 @@ import { type CopyMethod, copyTree, probeCopyMethod } from "./copy.js";
 import { WorkspaceError } from "./errors.js";
 import { git } from "./git.js";
 import { type CaptureInfo, captureInfoOf, type GitMeta, readGitMeta, restoreGitMeta } from "./git-guard.js";
+import { keepNpmContent, type NpmCacheUse, seedNpmCache } from "./package-cache.js";
 import { describeSeed, materializeSeed } from "./seed.js";
 import { firstErrorLine, keepToolLogs } from "./setup-failure.js";
 
@@ -35,6 +36,8 @@ export interface PreparedStart {
   /** The setup log, when a setup command ran. */
   setupLog?: string;
   setupDurationMs: number;
+  /** What setup ran, for the bundle, when a setup command ran. */
+  setup?: SetupRecord;
   seedDescription: string;
   /** How attempts copy `dir` (probed on the work folder's filesystem); default `tar`. */
   copyMethod?: CopyMethod;
@@ -48,6 +51,16 @@ export interface PreparedStart {
   captureInfo?: CaptureInfo;
   /** The start tree's `.git` configuration, `info/` and hooks, put back in each workspace before scoring. */
   gitMeta?: GitMeta;
+}
+
+/** A setup command as it ran: the bundle records it in each case's summary.json. */
+export interface SetupRecord {
+  /** The command as the eval file gives it (placeholders not expanded): a shell line or an argv. */
+  command: string | string[];
+  /** Wall time of the whole step: the npm cache's copies and the command. */
+  durationMs: number;
+  /** What the npm cache did (docs/eval-files.md); absent when the run has no cache (`EVALGATE_CACHE_DIR=off`). */
+  npmCache?: NpmCacheUse;
 }
 
 /**
@@ -110,6 +123,8 @@ export class StartStore {
     private readonly runner: ProcessRunner,
     /** How setup is contained (bubblewrap when the run has it); default: `runner` as it is. */
     private readonly containment: Containment = { hidden: [] },
+    /** The package cache's root (package-cache.ts), which setup never sees; none: no cache. */
+    private readonly cacheRoot?: string,
   ) {}
 
   /** The prepared start for `ws`, made on first request and shared afterwards. */
@@ -141,14 +156,12 @@ export class StartStore {
     // scripts could plant what evalgate's own git would run (docs/decisions/0186).
     const seedMeta = await readGitMeta(path.join(dir, ".git"));
     const started = performance.now();
-    const setupLog = ws.setup.command
-      ? await this.runSetup(ws, root, agentDir, setupTimeoutMs, place)
-      : undefined;
+    const ran = ws.setup.command ? await this.runSetup(ws, root, agentDir, setupTimeoutMs, place) : undefined;
     if (!(await restoreGitMeta(path.join(dir, ".git"), seedMeta))) {
       throw new WorkspaceError(
         "setup",
         "setup replaced the workspace's .git folder",
-        setupLog ? { setupLog } : {},
+        ran ? { setupLog: ran.setupLog, setup: ran.record } : {},
       );
     }
     const setupDurationMs = Math.round(performance.now() - started);
@@ -175,13 +188,17 @@ export class StartStore {
       gitMeta: await readGitMeta(path.join(dir, ".git")),
     };
     if (ws.seed.kind === "git" && ws.seed.subdir) result.subdir = ws.seed.subdir;
-    if (setupLog) result.setupLog = setupLog;
+    if (ran) {
+      result.setupLog = ran.setupLog;
+      result.setup = ran.record;
+    }
     return result;
   }
 
   /**
    * Runs the setup command in the start tree: under bubblewrap when the run has it, writing only the
-   * start tree and its own HOME and TMPDIR, with the network unless `network: false`. Returns its log.
+   * start tree and its own HOME and TMPDIR, with the network unless `network: false`; its npm cache
+   * filled from the package cache before and read back into it after (package-cache.ts).
    */
   private async runSetup(
     ws: WorkspaceSpec,
@@ -189,12 +206,20 @@ export class StartStore {
     agentDir: string,
     setupTimeoutMs: number,
     place: SetupPlace | undefined,
-  ): Promise<string> {
+  ): Promise<{ setupLog: string; record: SetupRecord }> {
+    const started = performance.now();
     const setupLog = path.join(root, "setup.log");
     const home = path.join(root, "home");
     const tmp = path.join(root, "tmp");
     await mkdir(home, { recursive: true });
     await mkdir(tmp, { recursive: true });
+    const seeded = this.cacheRoot
+      ? await seedNpmCache(this.cacheRoot, path.join(root, "tree"), home)
+      : undefined;
+    const record = (): SetupRecord => ({
+      command: "shell" in ws.setup.command! ? ws.setup.command.shell : ws.setup.command!.argv,
+      durationMs: Math.round(performance.now() - started),
+    });
     const view: ContainedView = {
       network: ws.setup.network ?? true,
       readOnly: [ws.setup.evalDir],
@@ -227,9 +252,17 @@ export class StartStore {
       const where = " (the whole output is in the attempt's setup.log)";
       throw new WorkspaceError("setup", `setup command ${why}${cause ? `: ${cause}` : ""}${where}`, {
         setupLog,
+        setup: record(),
       });
     }
-    return setupLog;
+    if (!this.cacheRoot) return { setupLog, record: record() };
+    const kept = await keepNpmContent(this.cacheRoot, home);
+    const npmCache: NpmCacheUse = {
+      reused: seeded?.reused ?? 0,
+      kept: kept.kept,
+      rejected: kept.rejected + (seeded?.rejected ?? 0),
+    };
+    return { setupLog, record: { ...record(), npmCache } };
   }
 
   /** Reads a prepared start's setup log (for each attempt's setup.log). */
