@@ -16,6 +16,7 @@ import {
   isStablePass,
   needsReview,
   type ReportView,
+  type SetupView,
 } from "../report/view.js";
 import {
   admissionViewOf,
@@ -35,6 +36,7 @@ import {
   policyOf,
   record,
   scorerOf,
+  setupViewOf,
   shardOf,
   targetOf,
   text,
@@ -233,8 +235,11 @@ function caseOf(row: Json, summary: Json | null): CaseView {
     resultDir: text(row.result_dir),
     runs: runsOf(row, summary),
     exam: caseExamOf(row.exam),
+    ...withSetup(setupViewOf(summary?.setup)),
   };
 }
+
+const withSetup = (setup: SetupView | undefined) => (setup ? { setup } : {});
 
 function viewOf(summary: Json, cases: CaseView[], problems: string[]): ReportView {
   const run = record(summary.run);

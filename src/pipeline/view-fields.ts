@@ -17,6 +17,7 @@ import type {
   FailingTest,
   HistoryPoint,
   ScorerView,
+  SetupView,
   TargetNumbers,
   UsageRollup,
 } from "../report/view.js";
@@ -111,6 +112,19 @@ export function changeOf(x: unknown): ChangeView | null {
     baseFlaky: typeof c.base_flaky === "boolean" ? c.base_flaky : null,
     baseRuns: Math.max(1, numOr0(c.base_runs)),
     keyChanged: bool(c.key_changed),
+  };
+}
+
+/** A case summary's `setup` (undefined: none ran, or the bundle predates it). */
+export function setupViewOf(x: unknown): SetupView | undefined {
+  if (!x || typeof x !== "object") return undefined;
+  const s = record(x);
+  const command = Array.isArray(s.command) ? s.command.map(text).join(" ") : text(s.command);
+  const c = s.npm_cache && typeof s.npm_cache === "object" ? record(s.npm_cache) : null;
+  return {
+    command,
+    durationMs: numOr0(s.duration_ms),
+    npmCache: c ? { reused: numOr0(c.reused), kept: numOr0(c.kept), rejected: numOr0(c.rejected) } : null,
   };
 }
 

@@ -32,6 +32,7 @@ import {
   type ReportView,
   reviewOrder,
   type ScorerView,
+  type SetupView,
 } from "./view.js";
 
 export function esc(s: string): string {
@@ -195,6 +196,15 @@ function compactCase(c: CaseView, i: number, multi: boolean): string {
   return `<p class="case" id="case-${i}">${caseIcon(c)} <b>${esc(caseLabel(c, multi))}</b> · ${esc(c.target)} · ${a.passed}/${a.counted} attempts passed · ${esc(c.reason)} · ${fileLink(`${c.resultDir}/`, "files")} · ${runs}</p>`;
 }
 
+/** The setup its start was made by: the command, its wall time, what the npm cache did. */
+function setupHtml(s: SetupView): string {
+  const npm = s.npmCache;
+  const cache = npm
+    ? ` · npm cache: ${npm.reused} reused, ${npm.kept} kept${npm.rejected ? `, <b>${npm.rejected} refused</b>` : ""}`
+    : "";
+  return `<code>${esc(s.command)}</code> · ${duration(s.durationMs)}${cache}`;
+}
+
 function caseSection(c: CaseView, i: number, multi: boolean, compact = false): string {
   if (compact && !needsReview(c)) return compactCase(c, i, multi);
   const a = c.attempts;
@@ -242,6 +252,7 @@ function caseSection(c: CaseView, i: number, multi: boolean, compact = false): s
     ["mean pass rate", percent(c.meanPassRate)],
     ["vs base", esc(changeText(c))],
     ["usage", c.usage ? `${tokens(totalTokens(c.usage))} tokens · ${usd(c.usage.costUsd)}` : "—"],
+    ...(c.setup ? ([["setup", setupHtml(c.setup)]] as [string, string][]) : []),
     ["files", fileLink(`${c.resultDir}/`)],
   ];
   const runs = c.runs

@@ -251,6 +251,15 @@ export interface CaseView {
   runs: AttemptTry[];
   /** Set when the exam came from another commit and this case is not as it has it. */
   exam?: CaseExamView | null;
+  /** The setup its start was made by (summary.json `setup`); absent: none ran, or an older bundle. */
+  setup?: SetupView;
+}
+
+/** A setup command, its wall time and what the npm cache did (docs/eval-files.md). */
+export interface SetupView {
+  command: string;
+  durationMs: number;
+  npmCache: { reused: number; kept: number; rejected: number } | null;
 }
 
 export interface ReportView {

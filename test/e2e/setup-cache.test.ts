@@ -144,6 +144,9 @@ describe("setup's package cache", () => {
       command: "npm ci --offline",
       npm_cache: { reused: 1, kept: 0, rejected: 0 },
     });
+    // The report shows it in the case's table.
+    const html = await runCliAsync(["report", "b2", "--format", "html"], dir);
+    expect(html.stdout).toMatch(/<code>npm ci --offline<\/code> · [^<·]+ · npm cache: 1 reused, 0 kept</);
   }, 180_000);
 
   it("a setup that plants evil bytes under the genuine digest does not change what the next run installs", async () => {
