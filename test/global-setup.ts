@@ -20,6 +20,9 @@ export default function setup(project: TestProject): () => void {
   announceDownloads(project);
   const root = mkdtempSync(path.join(os.tmpdir(), "evalgate-test-run-"));
   project.provide("fixtureRoot", root);
+  // Setup's package cache (docs/eval-files.md) of this test run only: a test's npm setup neither
+  // reads nor fills the developer's own (~/.cache/evalgate), so no run depends on an earlier one.
+  process.env.EVALGATE_CACHE_DIR ??= path.join(root, "package-cache");
   return () => {
     const changed = changedFixtures(root);
     if (!process.env.EVALGATE_KEEP_TEST_DIRS) rmSync(root, { recursive: true, force: true });
