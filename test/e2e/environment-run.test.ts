@@ -293,7 +293,7 @@ tests:
 });
 
 describe("what an environment cannot run yet is refused before the run", () => {
-  it("refuses an agent CLI preset in an environment, naming the test and what does run", async () => {
+  it("refuses an agent CLI preset in an environment, naming the test, the target and what to do", async () => {
     // before: every case with an environment was refused, whatever its target.
     const dir = tempDir("evalgate-envno-");
     writeFiles(dir, {
@@ -313,6 +313,9 @@ tests:
     expect(r.stderr).toContain(
       'test "preset-in-image" runs in an environment, but target "claude" (provider claude-code) cannot run in an environment yet',
     );
+    // before: the message said only that command targets run; now it says what to do.
+    expect(r.stderr).toContain("Give the case a provider: command target");
+    expect(r.stderr).toContain("or run the case without environment:");
   });
 });
 
