@@ -134,6 +134,22 @@ tests:
     const attempt = readJson<{ environment: Record<string, string> }>(path.join(run1, "result.json"));
     expect(attempt.environment).toEqual(summary.environment);
   });
+
+  it("says in the run's isolation that the agent ran in a container, by engine and digest", () => {
+    // before: summary.json's isolation named only the runner's level (bubblewrap's facts) for the
+    // target, as if its agent had run on the runner.
+    const run1 = runDir(out, "runs-in-image");
+    const env = readJson<{ environment: Record<string, string> }>(path.join(run1, "result.json")).environment;
+    const summary = readJson<{ isolation: Record<string, unknown> }>(path.join(out, "summary.json"));
+    expect(summary.isolation).toEqual({
+      level: null,
+      reason: "every agent runs in its case's container (isolation.containers)",
+      targets: [],
+      containers: [
+        { target: "in-image", engine: engine!.kind, image: env!.image, digest: env!.digest, cases: 1 },
+      ],
+    });
+  });
 });
 
 describe.skipIf(!engine)("resources stop an attempt, not the run (real engine)", () => {
@@ -230,6 +246,14 @@ tests:
       path.join(path.dirname(runDir(out, "fine")), "summary.json"),
     );
     expect(summary.resources).toMatchObject({ memory_bytes: 256 * 2 ** 20, pids: 100, cpus: 0.5 });
+  });
+
+  it("names a target whose cases ran both ways under the runner's level and in its containers", () => {
+    const iso = readJson<{
+      isolation: { targets: { name: string }[]; containers: { target: string; cases: number }[] };
+    }>(path.join(out, "summary.json")).isolation;
+    expect(iso.targets.map((t) => t.name)).toEqual(["agent"]);
+    expect(iso.containers).toMatchObject([{ target: "agent", engine: engine!.kind, cases: 3 }]);
   });
 });
 
