@@ -32,7 +32,8 @@ else
   echo 0 > /logs/verifier/reward.txt
 fi
 `,
-    "tasks/greet/solution/solve.sh": `#!/bin/sh\nset -e\nsed -i 's/wrld/world/' /app/greet.sh\nexam-tool solve > /app/solved.txt\n`,
+    // The answer key: the marker is what an agent looking for it would find.
+    "tasks/greet/solution/solve.sh": `#!/bin/sh\n# the-answer-key\nset -e\nsed -i 's/wrld/world/' /app/greet.sh\nexam-tool solve > /app/solved.txt\n`,
   });
 }
 
@@ -79,6 +80,31 @@ describe.skipIf(!engine)(
       });
       const patch = readFileSync(path.join(dir, "check", ref.runs[0]!.dir, "diff.patch"), "utf8");
       expect(patch).toContain("+exam-tool ran: solve");
+    }, 600_000);
+
+    it("keeps the task's solution out of the agent's sight in its container", async () => {
+      // before: the importer copied solution/ beside reference.sh; only the script was masked, so
+      // the agent read solve.sh under /evalgate (the eval file's folder, read-only).
+      const evalFile = path.join(dir, "suite/harbor.eval.yaml");
+      const peek = `grep -rl the-answer-ke[y] /evalgate /app 2>/dev/null | tr '\\n' ' ' | sed 's/^/found: /' > /app/peek.txt; echo >> /app/peek.txt`;
+      writeFiles(dir, {
+        "suite/harbor.eval.yaml": readFileSync(evalFile, "utf8").replace(
+          "  - name: noop\n    provider: noop",
+          `  - name: peek\n    provider: command\n    command: ["sh", "-c", ${JSON.stringify(peek)}]`,
+        ),
+      });
+      const r = await runCliAsync(["run", "suite", "--out", "peeked"], dir, {}, 600_000);
+      const rows = readJsonl<{ target: string; runs: { dir: string }[] }>(
+        path.join(dir, "peeked/index.jsonl"),
+      );
+      expect(
+        rows.map((row) => row.target),
+        r.stderr,
+      ).toEqual(["peek"]);
+      const patch = readFileSync(path.join(dir, "peeked", rows[0]!.runs[0]!.dir, "diff.patch"), "utf8");
+      expect(patch).toContain("peek.txt");
+      expect(patch).not.toContain("the-answer-key");
+      expect(patch).not.toMatch(/found: \S/);
     }, 600_000);
   },
 );
