@@ -166,3 +166,33 @@ tests:
     });
   },
 );
+
+describe.skipIf(!engine)("a reference patch in an environment (real engine)", () => {
+  it("is applied by evalgate to the mounted workspace; the image's scorer sees it", async () => {
+    // before: validate --solvable refused the case ("cannot run in an environment yet").
+    const base = await busyboxImage(engine!);
+    const dir = tempDir("evalgate-envpatch-");
+    writeFiles(dir, {
+      "env/Containerfile": `FROM ${base}\nCOPY exam-tool /usr/local/bin/exam-tool\nRUN chmod 755 /usr/local/bin/exam-tool\nWORKDIR /app\n`,
+      "env/exam-tool": '#!/bin/sh\necho "exam-tool ran: $*"\n',
+      "project/greet.txt": "hello, wrld\n",
+      "fix.patch":
+        "diff --git a/greet.txt b/greet.txt\n--- a/greet.txt\n+++ b/greet.txt\n@@ -1 +1 @@\n-hello, wrld\n+hello, world\n",
+      "p.eval.yaml": `name: patch
+environment: { build: { dockerfile: env/Containerfile } }
+targets: [{ name: noop, provider: noop }]
+workspace: { seed: { path: project } }
+tests:
+  - id: greet
+    instruction: fix the greeting
+    reference: fix.patch
+    scorers: [{ name: fixed, type: command, run: "exam-tool check && grep -q 'hello, world' greet.txt && test $(pwd) = /app" }]
+`,
+    });
+    const s = await runCliAsync(["validate", "--solvable", ".", "--json"], dir, {}, 600_000);
+    expect(s.code, s.stdout + s.stderr).toBe(0);
+    expect((JSON.parse(s.stdout) as { results: unknown[] }).results).toMatchObject([
+      { test_id: "greet", solvable: true, reference: { passed: 1 }, noop: { passed: 0 } },
+    ]);
+  }, 600_000);
+});
