@@ -6,8 +6,8 @@
  * (`resolved`), which this repository's lock leaves out: with it and the integrity npm reads the
  * tarball from the cache by its digest instead of asking the registry for the package's metadata.
  */
-import { execFileSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
+import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -31,15 +31,17 @@ function contentPath(cache, integrity) {
 
 /**
  * Writes `project/package.json`, `project/package-lock.json` and `npm-cache/` into `dir`. Returns
- * undefined when done, else why the suite cannot run offline here (a tarball not in npm's cache).
+ * the number of packages npm ci will install, or why the suite cannot run offline here (a tarball
+ * not in npm's cache).
  */
 export function writeNpmProject(dir) {
   let cache;
   try {
     cache = execFileSync("npm", ["config", "get", "cache"], { encoding: "utf8" }).trim();
   } catch (e) {
-    return `npm is not usable here (${String(e).split("\n")[0]})`;
+    return { why: `npm is not usable here (${String(e).split("\n")[0]})` };
   }
+  let packages = 0;
   const lock = JSON.parse(readFileSync(path.join(REPO, "package-lock.json"), "utf8"));
   for (const [key, entry] of Object.entries(lock.packages)) {
     if (!key || entry.link || !entry.integrity) continue;
@@ -50,14 +52,27 @@ export function writeNpmProject(dir) {
     if (!existsSync(from)) {
       // Another platform's binary: npm ci skips it here.
       if (entry.optional) continue;
-      return `${name}@${entry.version} is not in npm's cache ${cache} (run \`npm ci\` in this repository first)`;
+      return {
+        why: `${name}@${entry.version} is not in npm's cache ${cache} (run \`npm ci\` in this repository first)`,
+      };
     }
     const to = contentPath(path.join(dir, "npm-cache"), entry.integrity);
     mkdirSync(path.dirname(to), { recursive: true });
     copyFileSync(from, to);
+    packages++;
   }
   mkdirSync(path.join(dir, "project"), { recursive: true });
   writeFileSync(path.join(dir, "project", "package-lock.json"), `${JSON.stringify(lock, null, 2)}\n`);
   copyFileSync(path.join(REPO, "package.json"), path.join(dir, "project", "package.json"));
-  return undefined;
+  // Once before the rounds, so that a cache npm cannot use offline skips the suite with its reason.
+  const probe = path.join(dir, "npm-probe");
+  cpSync(path.join(dir, "project"), probe, { recursive: true });
+  const r = spawnSync("/bin/sh", ["-c", NPM_SETUP.replaceAll("{EVAL_DIR}", dir)], {
+    cwd: probe,
+    encoding: "utf8",
+  });
+  rmSync(probe, { recursive: true, force: true });
+  if (r.status !== 0)
+    return { why: `npm ci --offline fails here: ${`${r.stderr}`.trim().split("\n").slice(0, 2).join(" ")}` };
+  return { packages };
 }
