@@ -216,6 +216,10 @@ async function alternate(sides, rounds) {
       const i = (r + k) % sides.length;
       times[i].push(await sides[i].run());
     }
+    // Progress: a full run takes long on a loaded machine.
+    console.log(
+      `    round ${r + 1}/${rounds}: ${sides.map((side, i) => `${side.name} ${s(times[i][r])} s`).join(", ")}`,
+    );
   }
   return times;
 }
