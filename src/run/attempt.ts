@@ -33,7 +33,14 @@ import { scanWorkspace } from "../workspace/scan.js";
 import type { PreparedStart, SetupRecord } from "../workspace/start.js";
 import { calibrationFor, type GradeIn } from "./calibrate.js";
 import { type ScorerProcesses, scorerProcesses } from "./contain.js";
-import { agentRunnerFor, type CasePlace, limitWatch, placeFacts, scorerPlacement } from "./environment.js";
+import {
+  agentRunnerFor,
+  type CasePlace,
+  limitWatch,
+  placeFacts,
+  referenceRunnerFor,
+  scorerPlacement,
+} from "./environment.js";
 import { regrade } from "./regrade.js";
 import { allTampered, decideStatus, type StageFacts, WORKSPACE_REPLACED } from "./status.js";
 import type { AgentRecord, AttemptResult } from "./types.js";
@@ -294,7 +301,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
         calibrationFor({
           spec,
           start: b,
-          runner,
+          referenceRunner: (refWs, refDir) => referenceRunnerFor(runner, input, refWs, refDir),
           workDir: `${input.workDir}-calibration`,
           evidenceDir,
           dirName: input.dirName,
