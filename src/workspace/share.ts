@@ -267,13 +267,20 @@ async function removedInMerged(
 }
 
 /**
- * Empties an overlay's upper and work folders (overlayfs leaves folders without permissions in its
- * work folder). The merged tree's top takes the upper folder's mode: the start's.
+ * Empties an overlay's upper and work folders. overlayfs leaves a folder without permissions in its
+ * work folder: that one is opened first, by a process, only when a plain removal fails. The merged
+ * tree's top takes the upper folder's mode: the start's.
  */
 export async function emptyLayer(m: OverlayMount): Promise<void> {
   for (const d of [m.upper, m.work]) {
-    await runTool("chmod", ["-R", "u+rwX", "--", d]);
-    await rm(d, { recursive: true, force: true });
+    const inside = await readdir(d).catch(() => undefined);
+    if (inside?.length === 0) continue;
+    try {
+      await rm(d, { recursive: true, force: true });
+    } catch {
+      await runTool("chmod", ["-R", "u+rwX", "--", d]);
+      await rm(d, { recursive: true, force: true });
+    }
     await mkdir(d);
   }
   await chmod(m.upper, (await lstat(m.lower)).mode & 0o7777);
