@@ -11,7 +11,7 @@ import { comparisonSummary } from "../bundle/compare.js";
 import type { BaseHistory } from "../bundle/history.js";
 import { sealBundle } from "../bundle/seal.js";
 import { buildSummary, wireEvals, wireExam } from "../bundle/summary.js";
-import type { WireIndexRow, WireSummary } from "../bundle/wire.js";
+import type { WireIndexRow, WireIsolation, WireSummary } from "../bundle/wire.js";
 import type { BundleWriter, FinishedCase } from "../bundle/write.js";
 import type { Plan } from "../config/types.js";
 import type { Logger } from "../log.js";
@@ -26,6 +26,7 @@ import { VERSION } from "../version.js";
 import { git } from "../workspace/git.js";
 import { foreignRepoArgs } from "../workspace/git-guard.js";
 import { decideRunGate } from "./decide.js";
+import { containerIsolation } from "./isolation.js";
 import { viewOfRecords } from "./report-view.js";
 import type { RunOptions } from "./run.js";
 
@@ -148,12 +149,14 @@ export async function writeRunOutputs(
   const gaps = o.isolation.level
     ? openRows(o.isolation.level, o.isolation.commandsLevel).map((r) => r.open)
     : [];
+  const containers = containerIsolation(finished);
   built.isolation = {
     level: o.isolation.level,
     reason: o.isolation.reason,
     targets: o.isolation.targets.map((t) => ({ name: t.name, level: t.level, reason: t.reason })),
     ...(gaps.length > 0 ? { gaps } : {}),
-  };
+    ...(containers.length > 0 ? { containers } : {}),
+  } satisfies WireIsolation;
   const trees = setupTreesSummary(tries);
   if (trees) built.setup_trees = trees;
   const summary = await o.bundle.writeSummary(built);

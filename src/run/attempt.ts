@@ -27,7 +27,14 @@ import { scanWorkspace } from "../workspace/scan.js";
 import type { PreparedStart } from "../workspace/start.js";
 import { calibrationFor, type GradeIn } from "./calibrate.js";
 import { type ScorerProcesses, scorerProcesses } from "./contain.js";
-import { agentRunnerFor, type CasePlace, limitWatch, placeFacts, scorerPlacement } from "./environment.js";
+import {
+  agentRunnerFor,
+  type CasePlace,
+  limitWatch,
+  placeFacts,
+  referenceRunnerFor,
+  scorerPlacement,
+} from "./environment.js";
 import { regrade } from "./regrade.js";
 import { type AttemptTrees, discardLayers, markForGuards, materializeWorkspace } from "./share.js";
 import { allTampered, decideStatus, type StageFacts, WORKSPACE_REPLACED } from "./status.js";
@@ -296,7 +303,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
         calibrationFor({
           spec,
           start: b,
-          runner,
+          referenceRunner: (refWs, refDir) => referenceRunnerFor(runner, input, refWs, refDir),
           workDir: `${input.workDir}-calibration`,
           evidenceDir,
           dirName: input.dirName,
