@@ -15,6 +15,7 @@ import type { AllowNetwork } from "../environment/network.js";
 import { appliedInContainer } from "../environment/resources.js";
 import type { NetworkPolicy, ResourceApplied, ResourceSpec } from "../environment/types.js";
 import { type ContainedView, sandboxedRunner } from "../sandbox/bwrap.js";
+import type { OverlayMount } from "../sandbox/overlay.js";
 import type { ProcessOutcome, ProcessRunner } from "../sandbox/process.js";
 import type { AttemptResult, EnvironmentRecord } from "./types.js";
 
@@ -200,6 +201,8 @@ export interface AgentPlacement {
   hidden?: readonly string[];
   /** The run's hidden list: what the agent may not read in its image either. */
   containment?: { hidden: readonly string[] };
+  /** What setup built, shared with an upper layer of the attempt's own (run/share.ts). */
+  overlays?: readonly OverlayMount[];
 }
 
 /**
@@ -228,7 +231,7 @@ export function agentRunnerFor(runner: ProcessRunner, a: AgentPlacement): Proces
   }
   // The agent may write its attempt folder only (workspace, HOME, TMPDIR, its output file).
   if (target.sandbox && a.bwrap)
-    return sandboxedRunner(limited, a.bwrap, target.sandbox, [a.workDir], a.hidden);
+    return sandboxedRunner(limited, a.bwrap, target.sandbox, [a.workDir], a.hidden, undefined, a.overlays);
   // sandbox: none opts out of all isolation, the reaper's PID namespace included.
   if (!target.sandbox) return { run: (s) => limited.run({ ...s, reap: false }) };
   return limited;

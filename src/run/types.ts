@@ -4,6 +4,7 @@ import type { LimitHit, ResourceApplied } from "../environment/types.js";
 import type { Usage } from "../providers/types.js";
 import type { Grading } from "../scorers/grading.js";
 import type { ChangedFile } from "../workspace/attempt.js";
+import type { SharingMode } from "../workspace/share.js";
 import type { SetupRecord } from "../workspace/start.js";
 
 export type AttemptStatus = "passed" | "failed" | "timeout" | "error";
@@ -106,6 +107,8 @@ export interface AttemptResult {
   environment?: EnvironmentRecord;
   /** How each of the case's resources was applied, or why it could not be. */
   resources?: ResourceApplied[];
+  /** How the attempt got what setup built (run/share.ts), when setup built anything; why not shared. */
+  setupTrees?: { mode: SharingMode; reason?: string };
   /** The setup its start was made by (shared by every attempt from that start), when one ran. */
   setup?: SetupRecord;
 }

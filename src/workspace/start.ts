@@ -53,6 +53,14 @@ export interface PreparedStart {
   gitMeta?: GitMeta;
 }
 
+/** Why a start could not be prepared: its seed, or its setup (with its log and record when it ran). */
+export interface FailedStart {
+  failure: "seed" | "setup";
+  message: string;
+  setupLog?: string;
+  setup?: SetupRecord;
+}
+
 /** A setup command as it ran: the bundle records it in each case's summary.json. */
 export interface SetupRecord {
   /** The command as the eval file gives it (placeholders not expanded): a shell line or an argv. */
