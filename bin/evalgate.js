@@ -18,19 +18,21 @@ if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
   // Node ≥ 22.1 keeps the compiled code of the modules below between runs (in the system temp
   // folder; NODE_DISABLE_COMPILE_CACHE=1 turns it off). Node 20 has no such cache.
   module.enableCompileCache?.();
-  const { main } = await import(cliEntry());
+  // Two literal import()s, not one computed one: a bundler of this file (ncc) can follow them.
+  const { main } = await (bundleIsFresh()
+    ? import("../lib/cli-bundle/main.js")
+    : import("../lib/cli/main.js"));
   process.exitCode = await main(args);
 }
 
 /**
- * The bundled CLI (lib/cli-bundle/, scripts/bundle-cli.mjs) when it was built from the lib/ that is
- * here, else lib/ itself: a tsc run after the bundle (a watch, a build without rolldown) leaves
- * it older than lib/cli/main.js, and it is not used (docs/decisions/0235).
+ * Whether to run the bundled CLI (lib/cli-bundle/, scripts/bundle-cli.mjs): it is there and was
+ * built from the lib/ that is here. A tsc run after the bundle (a watch, a build without rolldown)
+ * leaves it older than lib/cli/main.js, and lib/ runs instead (docs/decisions/0235).
  */
-function cliEntry() {
-  const lib = new URL("../lib/cli/main.js", import.meta.url);
-  const bundle = new URL("../lib/cli-bundle/main.js", import.meta.url);
-  const built = statSync(bundle, { throwIfNoEntry: false });
-  const fresh = built && built.mtimeMs >= statSync(lib).mtimeMs;
-  return (fresh ? bundle : lib).href;
+function bundleIsFresh() {
+  const at = (rel) => statSync(new URL(rel, import.meta.url), { throwIfNoEntry: false })?.mtimeMs;
+  const built = at("../lib/cli-bundle/main.js");
+  const lib = at("../lib/cli/main.js");
+  return built !== undefined && (lib === undefined || built >= lib);
 }
