@@ -7,6 +7,7 @@ import { mergeBundles } from "../pipeline/merge.js";
 import { gateExcludeOf, quarantineBlock } from "../pipeline/quarantine.js";
 import { newRunId } from "../pipeline/run.js";
 import { quarantineText } from "../report/bot.js";
+import { regressionsOf } from "../report/comment-head.js";
 import { renderCaseTable, renderRunFooter } from "../report/table.js";
 import { VERSION } from "../version.js";
 import { repositoryRoot } from "../workspace/git.js";
@@ -44,7 +45,7 @@ export async function mergeCommand(bundles: string[], o: MergeFlags, io: Command
   else {
     const q = quarantine ? quarantineText(quarantineBlock(quarantine, merged.rows)) : "";
     stdout.write(
-      `${renderCaseTable(merged.view.cases)}\n\n${q ? `${q}\n` : ""}${renderRunFooter(merged.view, out)}\n`,
+      `${renderCaseTable(merged.view.cases, regressionsOf(merged.view).counted)}\n\n${q ? `${q}\n` : ""}${renderRunFooter(merged.view, out)}\n`,
     );
   }
   return merged.summary.gate.verdict === "pass" ? EXIT.pass : EXIT.fail;

@@ -6,6 +6,7 @@ import { type OpenExam, openExam } from "../pipeline/exam.js";
 import { gateExcludeOf, quarantineBlock } from "../pipeline/quarantine.js";
 import { planRun, type RunOptions, runEvals } from "../pipeline/run.js";
 import { quarantineText } from "../report/bot.js";
+import { regressionsOf } from "../report/comment-head.js";
 import { LineProgress, LiveProgress, type Progress, SilentProgress } from "../report/console.js";
 import { renderCaseTable, renderRunFooter } from "../report/table.js";
 import { exitCodeOf, SignalInterrupt } from "../run/interrupt.js";
@@ -111,7 +112,7 @@ async function runWith(
   else {
     const q = quarantine ? quarantineText(quarantineBlock(quarantine, result.rows)) : "";
     stdout.write(
-      `\n${renderCaseTable(result.view.cases)}\n\n${q ? `${q}\n` : ""}${renderRunFooter(result.view, result.bundleDir)}\n`,
+      `\n${renderCaseTable(result.view.cases, regressionsOf(result.view).counted)}\n\n${q ? `${q}\n` : ""}${renderRunFooter(result.view, result.bundleDir)}\n`,
     );
   }
   // A shard sees part of the cases (the footer says so): the gate is decided when they are merged.

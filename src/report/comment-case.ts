@@ -204,13 +204,13 @@ export function caseLabel(c: CaseView, multiSuite: boolean): string {
 }
 
 /** The `<details>` block of a case that is not a stable pass. */
-export function caseDetails(c: CaseView, multiSuite: boolean): Piece {
+export function caseDetails(c: CaseView, multiSuite: boolean, counted?: ReadonlySet<CaseView>): Piece {
   const a = c.attempts;
   const summary = [
     `${caseIcon(c)} <b>${md.html(clip(caseLabel(c, multiSuite), 120))}</b>`,
     md.html(clip(c.target, 60)),
     `${a.passed}/${a.counted} attempts passed${a.errored ? `, ${plural(a.errored, "error")}` : ""}`,
-    ...caseFlags(c).map((f) => md.html(f)),
+    ...caseFlags(c, counted).map((f) => md.html(f)),
   ].join(" · ");
   const lastRetry = new Map<number, number>();
   for (const r of c.runs) lastRetry.set(r.attempt, Math.max(lastRetry.get(r.attempt) ?? 0, r.retry));
@@ -295,7 +295,7 @@ export function caseTable(ctx: Context, cases: CaseView[]): Piece | null {
         md.text(clip(c.target, 40)),
         `${attemptsCell(c)}${c.successRate === null ? "" : ` · ${percent(c.successRate)}`}`,
         ...(withBase ? [vsBaseCell(c, ctx.regressions)] : []),
-        caseFlags(c).join(", "),
+        caseFlags(c, ctx.regressions).join(", "),
       ]),
       rank: isProtected(c) ? RANK.lastResort : RANK.otherRow,
       omits: isProtected(c) ? "protectedRows" : "rows",

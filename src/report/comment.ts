@@ -222,7 +222,7 @@ export function renderComment(view: ReportView, options: CommentOptions): string
     nextStep(ctx),
     caseTable(ctx, review),
     ...extrasPieces(ctx),
-    ...detailed.map((c) => caseDetails(c, ctx.multiSuite)),
+    ...detailed.map((c) => caseDetails(c, ctx.multiSuite, ctx.regressions)),
     passingTable(ctx, passing, reviewSet.size === 0),
   ].filter((p) => p !== null);
   const foot = footer(ctx);

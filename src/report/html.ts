@@ -7,6 +7,7 @@
  */
 import { agentNeverRan } from "../run/status.js";
 import { caseIcon, caseLabel, STATUS_ICON, tryLabel } from "./comment-case.js";
+import { regressionsOf } from "./comment-head.js";
 import {
   comparableBaseTargets,
   count,
@@ -162,13 +163,14 @@ function attemptHtml(r: AttemptTry): string {
   return parts.join("\n");
 }
 
-function changeText(c: CaseView): string {
+function changeText(c: CaseView, counted: ReadonlySet<CaseView>): string {
   const ch = c.change;
   if (!ch) return "—";
+  const word = ch.change === "regressed" && !counted.has(c) ? "flipped (not counted)" : ch.change;
   const base = ch.baseAttempts ? `base ${ch.baseAttempts.passed}/${ch.baseAttempts.counted}` : "";
   const delta = ch.successRateDelta !== null ? pointsDelta(ch.successRateDelta) : "";
   const p = ch.pValue !== null ? `p = ${ch.pValue.toFixed(3)}${ch.significant ? " (significant)" : ""}` : "";
-  return [ch.change, base, delta, p].filter(Boolean).join(" · ");
+  return [word, base, delta, p].filter(Boolean).join(" · ");
 }
 
 /**
@@ -195,10 +197,16 @@ function compactCase(c: CaseView, i: number, multi: boolean): string {
   return `<p class="case" id="case-${i}">${caseIcon(c)} <b>${esc(caseLabel(c, multi))}</b> · ${esc(c.target)} · ${a.passed}/${a.counted} attempts passed · ${esc(c.reason)} · ${fileLink(`${c.resultDir}/`, "files")} · ${runs}</p>`;
 }
 
-function caseSection(c: CaseView, i: number, multi: boolean, compact = false): string {
+function caseSection(
+  c: CaseView,
+  i: number,
+  multi: boolean,
+  counted: ReadonlySet<CaseView>,
+  compact = false,
+): string {
   if (compact && !needsReview(c)) return compactCase(c, i, multi);
   const a = c.attempts;
-  const flags = caseFlags(c);
+  const flags = caseFlags(c, counted);
   const stats = [
     ["eval file", `<code>${esc(c.evalPath)}</code>`],
     ["provider", `${esc(c.provider)}${c.model ? ` · ${esc(c.model)}` : ""}`],
@@ -240,7 +248,7 @@ function caseSection(c: CaseView, i: number, multi: boolean, compact = false): s
       : []),
     ["mean score", c.meanScore === null ? "—" : c.meanScore.toFixed(2)],
     ["mean pass rate", percent(c.meanPassRate)],
-    ["vs base", esc(changeText(c))],
+    ["vs base", esc(changeText(c, counted))],
     ["usage", c.usage ? `${tokens(totalTokens(c.usage))} tokens · ${usd(c.usage.costUsd)}` : "—"],
     ["files", fileLink(`${c.resultDir}/`)],
   ];
@@ -312,6 +320,7 @@ export function renderHtml(view: ReportView): string {
   const ordered = reviewOrder(view.cases);
   const index = new Map(view.cases.map((x, i) => [x, i]));
   const cmp = view.comparison;
+  const counted = regressionsOf(view).counted;
   const compact = compactReport(
     view.cases.length,
     view.cases.reduce((n, x) => n + x.runs.length, 0),
@@ -319,7 +328,7 @@ export function renderHtml(view: ReportView): string {
   const title = `evalgate: gate ${pass ? "passed" : "failed"} — ${view.suites.map((s) => s.name).join(", ")}`;
   const caseRows = ordered.map((x) => {
     const i = index.get(x)!;
-    return `<tr><td>${caseIcon(x)} ${esc(x.verdict)}</td><td><a href="#case-${i}">${esc(caseLabel(x, multi))}</a></td><td>${esc(x.target)}</td><td class="n">${x.attempts.passed}/${x.attempts.counted}${x.attempts.errored ? ` +${x.attempts.errored} err` : ""}</td><td class="n">${percent(x.successRate)}</td><td>${esc(changeText(x))}</td><td>${esc(caseFlags(x).join(", "))}</td></tr>`;
+    return `<tr><td>${caseIcon(x)} ${esc(x.verdict)}</td><td><a href="#case-${i}">${esc(caseLabel(x, multi))}</a></td><td>${esc(x.target)}</td><td class="n">${x.attempts.passed}/${x.attempts.counted}${x.attempts.errored ? ` +${x.attempts.errored} err` : ""}</td><td class="n">${percent(x.successRate)}</td><td>${esc(changeText(x, counted))}</td><td>${esc(caseFlags(x, counted).join(", "))}</td></tr>`;
   });
   const list = (items: string[]) => `<ul>${items.map((r) => `<li>${esc(r)}</li>`).join("")}</ul>`;
   return `<!doctype html>
@@ -348,7 +357,7 @@ ${targetChart(view)}
 ${cmp?.removedCases.length ? `<h2>Removed since the base</h2>${list(cmp.removedCases.map((r) => `${r.suite}/${r.testId} on ${r.target} (was ${r.baseVerdict})`))}` : ""}
 ${view.problems.length ? `<h2>Unreadable files</h2>${list(view.problems)}` : ""}
 <h2>Details</h2>
-${ordered.map((x) => caseSection(x, index.get(x)!, multi, compact)).join("\n")}
+${ordered.map((x) => caseSection(x, index.get(x)!, multi, counted, compact)).join("\n")}
 <footer><p class="muted">evalgate ${esc(view.run.evalgateVersion)} · run ${esc(view.run.id)} · ${esc(view.run.startedAt)} – ${esc(view.run.finishedAt)}</p></footer>
 </body>
 </html>

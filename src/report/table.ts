@@ -9,12 +9,14 @@ function pad(s: string, n: number): string {
   return len >= n ? s : s + " ".repeat(n - len);
 }
 
-function changeText(r: CaseView): string {
+/** A flip the gate does not count (`counted`, when known) is not called "regressed": it may be noise. */
+function changeText(r: CaseView, counted?: ReadonlySet<CaseView>): string {
   const c = r.change;
   if (!c) return "";
   if (c.change === "new") return "new";
   const base = c.baseAttempts ? ` (base ${c.baseAttempts.passed}/${c.baseAttempts.counted})` : "";
-  return `${c.change}${base}${c.significant ? " *" : ""}`;
+  const word = c.change === "regressed" && counted && !counted.has(r) ? "flipped (not counted)" : c.change;
+  return `${word}${base}${c.significant ? " *" : ""}`;
 }
 
 /** How the case stands to an exam read from another commit (docs/exam.md). */
@@ -26,7 +28,7 @@ function examText(r: CaseView): string {
   return `changed here: ${e.changes.join(", ")}`;
 }
 
-export function renderCaseTable(rows: readonly CaseView[]): string {
+export function renderCaseTable(rows: readonly CaseView[], counted?: ReadonlySet<CaseView>): string {
   const withChange = rows.some((r) => r.change);
   const withExam = rows.some((r) => r.exam);
   const header = [
@@ -49,7 +51,7 @@ export function renderCaseTable(rows: readonly CaseView[]): string {
       : "—",
     typeof r.successRate === "number" ? `${Math.round(r.successRate * 100)} %` : "—",
     `${r.classification}${r.flaky && r.classification !== "flaky" ? " (flaky)" : ""}${r.admission?.state === "reported" ? " · not gating" : ""}`,
-    ...(withChange ? [changeText(r)] : []),
+    ...(withChange ? [changeText(r, counted)] : []),
     ...(withExam ? [examText(r)] : []),
   ]);
   const widths = header.map((h, i) => Math.max([...h].length, ...body.map((b) => [...String(b[i])].length)));

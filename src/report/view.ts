@@ -313,14 +313,16 @@ export function isStablePass(c: Pick<CaseView, "verdict" | "flaky" | "classifica
   );
 }
 
-export function caseFlags(c: CaseView): string[] {
+export function caseFlags(c: CaseView, counted?: ReadonlySet<CaseView>): string[] {
   const flags: string[] = [];
   if (c.flaky) flags.push("flaky");
   const timedOut = ["agent_timeout", "scorer_timeout"];
   if (c.runs.some((r) => r.status === "timeout" || timedOut.includes(r.failureKind ?? "")))
     flags.push("timeout");
   if (c.runs.some((r) => r.failureKind === "tampered")) flags.push("tampered");
-  if (c.change?.change === "regressed") flags.push("regressed");
+  // A flip the gate does not count (not significant, known flaky) may be noise: not "regressed".
+  if (c.change?.change === "regressed")
+    flags.push(!counted || counted.has(c) ? "regressed" : "flipped (not counted)");
   // How the case stands to an exam read from the base commit (docs/exam.md).
   if (c.exam?.status === "proposed") flags.push("proposed, not gating");
   if (c.exam?.status === "changed") flags.push("exam changed by the PR");

@@ -9,9 +9,12 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as md from "../../src/report/markdown.js";
 import {
+  branchRepo,
   EVAL,
   GOOD_AGENT,
+  headOf,
   MARKER,
+  openPull,
   prPayload,
   prRun,
   pushOnMain,
@@ -20,29 +23,25 @@ import {
 } from "../github/fixture.js";
 import { type ActionRun, examplePayload, LIB_ACTION, runStep } from "../github/harness.js";
 import { FakeGitHub } from "../github/server.js";
-import { gitRepo, readJsonl, sh, tempDir, writeFiles } from "../helpers.js";
+import { readJsonl, sh, tempDir } from "../helpers.js";
 
-const head = (dir: string) => sh("git rev-parse HEAD", dir).trim();
+const head = headOf;
 
 function day(offset: number): string {
   return new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
 }
 
 /** A repository whose main has `mainFiles` and whose feature branch changes `prFiles`. */
-function repoWith(mainFiles: Record<string, string>, prFiles: Record<string, string>): Repo {
-  const dir = gitRepo({
-    "evals/demo.eval.yaml": EVAL,
-    "evals/agent.sh": GOOD_AGENT,
-    ".gitignore": ".evalgate/results/\n",
-    ...mainFiles,
-  });
-  const main = head(dir);
-  sh("git checkout -q -b feature", dir);
-  writeFiles(dir, prFiles);
-  sh("git add -A && git commit -qm 'the PR'", dir);
-  const pr = head(dir);
-  return { dir, main, broken: pr, fixed: pr, checkout: (sha) => sh(`git checkout -q ${sha}`, dir) };
-}
+const repoWith = (mainFiles: Record<string, string>, prFiles: Record<string, string>): Repo =>
+  branchRepo(
+    {
+      "evals/demo.eval.yaml": EVAL,
+      "evals/agent.sh": GOOD_AGENT,
+      ".gitignore": ".evalgate/results/\n",
+      ...mainFiles,
+    },
+    prFiles,
+  );
 
 /** The real issue_comment (created) example, as GitHub sends it for a comment on PR `number`. */
 function commentPayload(
@@ -139,14 +138,7 @@ describe("/evalgate commands in pull request comments", () => {
     // The PR fixes nothing and breaks farewell; the base is main.
     repo = repoWith({}, { "evals/agent.sh": "echo hello > hello.txt\n" });
     token = gh.token(WRITER);
-    gh.pulls.set(2, {
-      number: 2,
-      headSha: repo.broken,
-      headRef: "feature",
-      headRepo: REPO,
-      baseRef: "main",
-      baseSha: repo.main,
-    });
+    openPull(gh, repo);
     gh.roles.set("octocat", "write");
     gh.roles.set("reader", "read");
     gh.roles.set("triager", "triage");

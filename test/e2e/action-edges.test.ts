@@ -10,9 +10,12 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  branchRepo,
   EVAL,
   GOOD_AGENT,
+  headOf,
   MARKER,
+  openPull,
   prPayload,
   prRun,
   pushOnMain,
@@ -21,29 +24,25 @@ import {
 } from "../github/fixture.js";
 import { examplePayload, LIB_ACTION, runStep, type StepOptions } from "../github/harness.js";
 import { FakeGitHub } from "../github/server.js";
-import { gitRepo, sh, writeFiles } from "../helpers.js";
+import { sh, writeFiles } from "../helpers.js";
 import { checkComment } from "../report/markdown-check.js";
 
-const head = (dir: string) => sh("git rev-parse HEAD", dir).trim();
+const head = headOf;
 const WRITER = { "pull-requests": "write", actions: "read", checks: "write", statuses: "write" } as const;
 const sticky = (gh: FakeGitHub, issue = 2) =>
   gh.comments.filter((c) => c.issue === issue && c.body.startsWith(MARKER));
 
 /** A repository whose main has `mainFiles` and whose feature branch changes `prFiles`. */
-function repoWith(mainFiles: Record<string, string>, prFiles: Record<string, string>): Repo {
-  const dir = gitRepo({
-    "evals/demo.eval.yaml": EVAL,
-    "evals/agent.sh": GOOD_AGENT,
-    ".gitignore": ".evalgate/results/\n",
-    ...mainFiles,
-  });
-  const main = head(dir);
-  sh("git checkout -q -b feature", dir);
-  writeFiles(dir, prFiles);
-  sh("git add -A && git commit -qm 'the PR'", dir);
-  const pr = head(dir);
-  return { dir, main, broken: pr, fixed: pr, checkout: (sha) => sh(`git checkout -q ${sha}`, dir) };
-}
+const repoWith = (mainFiles: Record<string, string>, prFiles: Record<string, string>): Repo =>
+  branchRepo(
+    {
+      "evals/demo.eval.yaml": EVAL,
+      "evals/agent.sh": GOOD_AGENT,
+      ".gitignore": ".evalgate/results/\n",
+      ...mainFiles,
+    },
+    prFiles,
+  );
 
 function onPr(
   gh: FakeGitHub,
@@ -78,16 +77,8 @@ describe("a required check that never lies", () => {
   afterAll(() => gh.close());
 
   const openPr = (repo: Repo, files: string[] = ["evals/agent.sh"]) => {
-    gh.pulls.set(2, {
-      number: 2,
-      headSha: repo.broken,
-      headRef: "feature",
-      headRepo: REPO,
-      baseRef: "main",
-      baseSha: repo.main,
-    });
+    openPull(gh, repo);
     gh.pullFiles.set(2, files);
-    gh.comments.length = 0;
     gh.checkRuns.length = 0;
   };
 

@@ -15,14 +15,21 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MARKER, MERGE_SHA, prPayload, prRun, REPO, type Repo } from "../github/fixture.js";
+import {
+  branchRepo,
+  MARKER,
+  MERGE_SHA,
+  openPull,
+  prPayload,
+  prRun,
+  REPO,
+  type Repo,
+} from "../github/fixture.js";
 import { ACTION, type ActionRun, requireBuiltAction, runStep } from "../github/harness.js";
 import { FakeGitHub } from "../github/server.js";
-import { gitRepo, readJsonl, runCliAsync, sh, tempDir, writeFiles } from "../helpers.js";
+import { readJsonl, runCliAsync, sh, tempDir } from "../helpers.js";
 
 requireBuiltAction();
-
-const head = (dir: string) => sh("git rev-parse HEAD", dir).trim();
 
 /** Five tests the good agent passes; each attack targets one of them. */
 const EVAL = `name: demo
@@ -109,28 +116,12 @@ const ATTACKS = {
 };
 
 /** main with the base's files; the feature branch with `pr` on top. */
-function repoWith(pr: Record<string, string>): Repo {
-  const dir = gitRepo(BASE_FILES);
-  const main = head(dir);
-  sh("git checkout -q -b feature", dir);
-  writeFiles(dir, pr);
-  sh("git add -A && git commit -qm 'the PR'", dir);
-  const feature = head(dir);
-  return { dir, main, broken: feature, fixed: feature, checkout: (sha) => sh(`git checkout -q ${sha}`, dir) };
-}
+const repoWith = (pr: Record<string, string>): Repo => branchRepo(BASE_FILES, pr);
 
 const TOKEN = { "pull-requests": "write", actions: "read", checks: "write", contents: "read" } as const;
 
 async function onPr(gh: FakeGitHub, repo: Repo, inputs: Record<string, string> = {}): Promise<ActionRun> {
-  gh.pulls.set(2, {
-    number: 2,
-    headSha: repo.broken,
-    headRef: "feature",
-    headRepo: REPO,
-    baseRef: "main",
-    baseSha: repo.main,
-  });
-  gh.comments.length = 0;
+  openPull(gh, repo);
   return runStep({
     server: gh,
     run: prRun(gh, repo.broken),

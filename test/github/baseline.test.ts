@@ -17,6 +17,26 @@ import { makeZip } from "./zip.js";
 const REPO = "acme/shop";
 const WORKFLOW = ".github/workflows/evals.yml";
 
+/** The context of a pull_request run of PR 2 (head c…c) onto main, against the local GitHub at `url`. */
+const prContext = (url: string) =>
+  eventContext(
+    {
+      GITHUB_EVENT_NAME: "pull_request",
+      GITHUB_REPOSITORY: REPO,
+      GITHUB_SHA: "a".repeat(40),
+      GITHUB_RUN_ID: "1",
+      GITHUB_WORKFLOW_REF: `${REPO}/${WORKFLOW}@refs/pull/2/merge`,
+      GITHUB_API_URL: url,
+    },
+    {
+      pull_request: {
+        number: 2,
+        head: { sha: "c".repeat(40), repo: { full_name: REPO } },
+        base: { ref: "main", repo: { full_name: REPO } },
+      },
+    },
+  );
+
 describe("baseline: auto when GitHub or the artifact lets it down", () => {
   let gh: FakeGitHub;
   let token: string;
@@ -26,24 +46,7 @@ describe("baseline: auto when GitHub or the artifact lets it down", () => {
   });
   afterAll(() => gh.close());
 
-  const ctx = () =>
-    eventContext(
-      {
-        GITHUB_EVENT_NAME: "pull_request",
-        GITHUB_REPOSITORY: REPO,
-        GITHUB_SHA: "a".repeat(40),
-        GITHUB_RUN_ID: "1",
-        GITHUB_WORKFLOW_REF: `${REPO}/${WORKFLOW}@refs/pull/2/merge`,
-        GITHUB_API_URL: gh.url,
-      },
-      {
-        pull_request: {
-          number: 2,
-          head: { sha: "c".repeat(40), repo: { full_name: REPO } },
-          base: { ref: "main", repo: { full_name: REPO } },
-        },
-      },
-    );
+  const ctx = () => prContext(gh.url);
   const fetch = () =>
     fetchBaseline(
       createClient({ token, baseUrl: gh.url, logger: new MemoryLogger(), retries: 1 }),
@@ -156,24 +159,7 @@ tests:
   afterAll(() => gh.close());
 
   const SHA = (c: string) => c.repeat(40);
-  const ctx = () =>
-    eventContext(
-      {
-        GITHUB_EVENT_NAME: "pull_request",
-        GITHUB_REPOSITORY: REPO,
-        GITHUB_SHA: "a".repeat(40),
-        GITHUB_RUN_ID: "1",
-        GITHUB_WORKFLOW_REF: `${REPO}/${WORKFLOW}@refs/pull/2/merge`,
-        GITHUB_API_URL: gh.url,
-      },
-      {
-        pull_request: {
-          number: 2,
-          head: { sha: "c".repeat(40), repo: { full_name: REPO } },
-          base: { ref: "main", repo: { full_name: REPO } },
-        },
-      },
-    );
+  const ctx = () => prContext(gh.url);
   const fetch = async (suites?: string[]): Promise<Baseline> =>
     fetchBaseline(
       createClient({ token, baseUrl: gh.url, logger: new MemoryLogger(), retries: 1 }),

@@ -42,7 +42,7 @@ export interface Repo {
   checkout(sha: string): void;
 }
 
-const head = (dir: string) => sh("git rev-parse HEAD", dir).trim();
+const head = (dir: string) => headOf(dir);
 
 export function makeRepo(): Repo {
   const dir = gitRepo({
@@ -59,6 +59,33 @@ export function makeRepo(): Repo {
   sh("git commit -qam 'agent: write bye.txt again'", dir);
   const fixed = head(dir);
   return { dir, main, broken, fixed, checkout: (sha) => sh(`git checkout -q ${sha}`, dir) };
+}
+
+/** The commit checked out in `dir`. */
+export const headOf = (dir: string): string => sh("git rev-parse HEAD", dir).trim();
+
+/** A repository whose main has `mainFiles` and whose feature branch (one commit) changes `prFiles`. */
+export function branchRepo(mainFiles: Record<string, string>, prFiles: Record<string, string>): Repo {
+  const dir = gitRepo(mainFiles);
+  const main = head(dir);
+  sh("git checkout -q -b feature", dir);
+  writeFiles(dir, prFiles);
+  sh("git add -A && git commit -qm 'the PR'", dir);
+  const pr = head(dir);
+  return { dir, main, broken: pr, fixed: pr, checkout: (sha) => sh(`git checkout -q ${sha}`, dir) };
+}
+
+/** Pull request 2 from `feature` at the repository's PR commit onto main, with no comments yet. */
+export function openPull(gh: FakeGitHub, repo: Repo): void {
+  gh.pulls.set(2, {
+    number: 2,
+    headSha: repo.broken,
+    headRef: "feature",
+    headRepo: REPO,
+    baseRef: "main",
+    baseSha: repo.main,
+  });
+  gh.comments.length = 0;
 }
 
 /** Every file under `dir`, with its text. */

@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { checkTitle } from "../../src/github/check.js";
 import { commentMarker, renderComment } from "../../src/report/comment.js";
+import { regressionsOf } from "../../src/report/comment-head.js";
+import { renderHtml } from "../../src/report/html.js";
+import { renderCaseTable } from "../../src/report/table.js";
 import { checkComment, outsideFences } from "./markdown-check.js";
 import { failingRun, HOSTILE, hostileRun, noBaselineRun, passingRun } from "./scenarios.js";
 
@@ -269,6 +272,14 @@ describe("saying it the way a reviewer needs it (issue 27)", () => {
     const body = render(v);
     expect(body).not.toContain("**regressed**");
     expect(body).toContain("flipped (not counted)");
+    // Nor in the flags column, the case's details, the HTML report or the terminal table (before:
+    // the flags and the other renderers said "regressed" for every flip).
+    expect(body).not.toMatch(/\| [^|\n]*\bregressed\b[^|\n]*\|\s*$/m);
+    expect(body).not.toMatch(/<summary>[^\n]*· regressed/);
+    expect(renderHtml(v)).not.toMatch(/>regressed|regressed</);
+    const table = renderCaseTable(v.cases, regressionsOf(v).counted);
+    expect(table).not.toMatch(/\bregressed\b/);
+    expect(table).toContain("flipped (not counted)");
     // A counted one still is.
     const refund = v.cases.find((c) => c.testId === "refund-rounding")!;
     refund.change = { ...refund.change!, pValue: 0.001, significant: true };
