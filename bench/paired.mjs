@@ -117,7 +117,7 @@ ${list}
 }
 
 /** Runs a program; resolves with its wall time in ms (rejects on a non-zero exit). */
-function timedRun(cmd, args, opts) {
+export function timedRun(cmd, args, opts) {
   return new Promise((resolve, reject) => {
     const t = performance.now();
     const child = spawn(cmd, args, { ...opts, stdio: ["ignore", "ignore", "pipe"] });
@@ -289,7 +289,7 @@ function agentvProgram() {
  * mean`), a `cli` target doing what agent.sh does, and a code-grader checking the same file. Each
  * agent run appends a line to `agentv-calls`, so the run can be checked to have made every attempt.
  */
-function writeAgentvSuite(dir, tests, repeat) {
+export function writeAgentvSuite(dir, tests, repeat) {
   mkdirSync(path.join(dir, ".agentv"), { recursive: true });
   writeFileSync(
     path.join(dir, ".agentv", "targets.yaml"),
@@ -328,7 +328,7 @@ ${list}
 }
 
 /** Runs the AgentV suite (2 workers, its workspaces under `dir`); returns wall ms. */
-async function runAgentv(program, dir, attempts) {
+export async function runAgentv(program, dir, attempts) {
   const out = path.join(dir, "agentv-run");
   const calls = path.join(dir, "agentv-calls");
   for (const f of [out, calls, path.join(dir, "agentv-home")]) rmSync(f, { recursive: true, force: true });

@@ -1,14 +1,16 @@
 /**
- * `npm run bench`: builds, then runs `paired` and `scale` (or those named: `node bench/run.mjs overhead`)
- * and prints their figures. Benchmarks report; they never fail on a number.
+ * `node bench/run.mjs [name...]`: runs `paired` and `scale` (or those named: `node bench/run.mjs overhead`)
+ * and prints their figures. `npm run bench` runs bench/floors.mjs (also `node bench/run.mjs floors`).
+ * Benchmarks report; they never fail on a number.
  */
 import { environments } from "./environments.mjs";
+import { floors } from "./floors.mjs";
 import { overhead } from "./overhead.mjs";
 import { paired } from "./paired.mjs";
 import { scale } from "./scale.mjs";
 
-const BENCHES = { paired, scale, overhead, environments };
-/** Run when none is named: `overhead` (in-process, floors unpaired) and `environments` (needs an engine) only by name. */
+const BENCHES = { floors, paired, scale, overhead, environments };
+/** Run when none is named: `floors` (`npm run bench`), `overhead` (in-process, floors unpaired) and `environments` (needs an engine) only by name. */
 const DEFAULT = ["paired", "scale"];
 
 const wanted = process.argv.slice(2);

@@ -19,6 +19,7 @@ import { historyForSuites } from "./suites.js";
 import { buildSummary, examCounted, isProposed, rootsOf } from "./summary.js";
 import {
   type WireCaseSummary,
+  type WireContainerIsolation,
   type WireEval,
   type WireIndexRow,
   type WireIsolation,
@@ -298,8 +299,17 @@ export function mergedIsolation(shards: readonly Bundle[]): WireIsolation | unde
     }
   }
   const levels = parts.flatMap((p) => (p.level ? [p.level] : []));
+  const containers = mergedContainers(shards);
   if (levels.length === 0) {
-    return { level: null, reason: "no target runs an agent program", targets: [...byTarget.values()] };
+    return {
+      level: null,
+      reason:
+        containers.length > 0
+          ? "every agent runs in its case's container (isolation.containers)"
+          : "no target runs an agent program",
+      targets: [...byTarget.values()],
+      ...(containers.length > 0 ? { containers } : {}),
+    };
   }
   const level = levels.reduce(weakerLevel);
   const weakest = parts.filter((p) => p.level === level);
@@ -321,5 +331,30 @@ export function mergedIsolation(shards: readonly Bundle[]): WireIsolation | unde
             .filter((p) => p.reason !== null)
             .map((p) => `${p.name}: ${p.reason}`)
             .join("; ");
-  return { level, reason, targets: [...byTarget.values()], ...(gaps.size > 0 ? { gaps: [...gaps] } : {}) };
+  return {
+    level,
+    reason,
+    targets: [...byTarget.values()],
+    ...(gaps.size > 0 ? { gaps: [...gaps] } : {}),
+    ...(containers.length > 0 ? { containers } : {}),
+  };
+}
+
+/** The shards' `isolation.containers`, row by row (an artifact: each field checked), cases summed. */
+function mergedContainers(shards: readonly Bundle[]): WireContainerIsolation[] {
+  const rows = new Map<string, WireContainerIsolation>();
+  for (const b of shards) {
+    const said = (b.summary.isolation as { containers?: unknown } | undefined)?.containers;
+    if (!Array.isArray(said)) continue;
+    for (const r of said as Record<string, unknown>[]) {
+      const { target, engine, image, digest, cases } = r ?? {};
+      if (![target, engine, image, digest].every((v) => typeof v === "string")) continue;
+      if (typeof cases !== "number" || !Number.isInteger(cases) || cases < 0) continue;
+      const key = JSON.stringify([target, engine, image, digest]);
+      const row = rows.get(key);
+      if (row) row.cases += cases;
+      else rows.set(key, { target, engine, image, digest, cases } as WireContainerIsolation);
+    }
+  }
+  return [...rows.values()];
 }

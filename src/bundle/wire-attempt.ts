@@ -94,6 +94,10 @@ export function wireAttempt(spec: CaseSpec, r: AttemptResult, setupLog: boolean)
     environment: r.environment ?? null,
     resources:
       r.resources?.map((a) => ({ resource: a.resource, by: a.by ?? null, note: a.note ?? null })) ?? null,
+    // How the attempt got what setup built (absent: setup built nothing, or an older bundle).
+    ...(r.setupTrees
+      ? { setup_trees: { mode: r.setupTrees.mode, reason: r.setupTrees.reason ?? null } }
+      : {}),
     diff: r.diff
       ? {
           files: (r.diff.files ?? []).map((f) => ({

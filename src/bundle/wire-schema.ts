@@ -330,6 +330,18 @@ export const summarySchema = z.looseObject({
    * reads a shard's field by field (an unknown level counts as none), so it is not refused here.
    */
   isolation: z.unknown().optional(),
+  /**
+   * How attempts got what setup built (docs/performance.md): `overlay` shared with an upper layer of
+   * each attempt's own, `reflink` or `copy` copied; `mixed` when attempts differed. Absent when
+   * setup built nothing, and in older bundles.
+   */
+  setup_trees: z
+    .looseObject({
+      mode: z.enum(["overlay", "reflink", "copy", "mixed"]),
+      attempts: z.record(z.string(), count),
+      reasons: texts,
+    })
+    .optional(),
   index: z.literal("index.jsonl"),
   /** A digest of every other file of the bundle (bundle/seal.ts checks it); absent in older bundles. */
   seal: z.unknown().optional(),

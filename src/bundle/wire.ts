@@ -110,6 +110,24 @@ export interface WireIsolation {
    * absent when it kept them all, and in older bundles.
    */
   gaps?: string[];
+  /**
+   * The agents that ran in their cases' containers (environment:), one row per target and image;
+   * absent when none did, and in older bundles. `level` and `targets` describe the agents that ran
+   * on the runner: a target whose every case has an environment is not among them.
+   */
+  containers?: WireContainerIsolation[];
+}
+
+/** A target's agent in the containers of one image (summary.json `isolation.containers`). */
+export interface WireContainerIsolation {
+  target: string;
+  /** docker or podman. */
+  engine: string;
+  image: string;
+  /** The registry's manifest digest, or the image id of a local build. */
+  digest: string;
+  /** How many of the target's cases ran in that image. */
+  cases: number;
 }
 
 export function wireUsageTotals(t: UsageTotals | null): WireUsageTotals | null {

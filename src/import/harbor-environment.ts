@@ -37,16 +37,41 @@ else
 fi
 `;
 
-/** The task's solution, run inside its container: /solution is the solution folder beside this script. */
-export function referenceSh(): string {
+/**
+ * The task's solution, run inside its container: /solution is the solution folder, written out of
+ * this script into its TMPDIR (`writer`), else the folder `solution` beside the script.
+ */
+export function referenceSh(writer?: string): string {
+  const solution = writer
+    ? `sol="\${TMPDIR:-/tmp}/evalgate-solution-$$"
+rm -rf "$sol" && mkdir -p "$sol" || exit 2
+${writer}
+`
+    : `sol="$(cd "$(dirname "$0")" && pwd)/solution"
+`;
   return `#!/bin/sh
 # Written by \`evalgate import harbor\`: runs the task's solution/solve.sh inside its container, with
 # /solution the task's solution and /logs the workspace's .harbor/logs.
-here=$(cd "$(dirname "$0")" && pwd)
-mkdir -p .harbor/logs/agent
+${solution}mkdir -p .harbor/logs/agent
 rm -rf /solution /logs 2>/dev/null
-ln -s "$here/solution" /solution && ln -s "$PWD/.harbor/logs" /logs || { echo "reference.sh: cannot make /solution (the container does not run as root)" >&2; exit 2; }
+ln -s "$sol" /solution && ln -s "$PWD/.harbor/logs" /logs || { echo "reference.sh: cannot make /solution (the container does not run as root)" >&2; exit 2; }
 if command -v bash >/dev/null 2>&1; then exec bash /solution/solve.sh; else exec sh /solution/solve.sh; fi
+`;
+}
+
+/** The task's solution run on this machine, in the task's paths (`evalgate import harbor --host`). */
+export function hostReferenceSh(workdir: string, writer?: string): string {
+  const solution = writer
+    ? `sol="\${TMPDIR:-/tmp}/evalgate-solution-$$"
+rm -rf "$sol" && mkdir -p "$sol" || exit 2
+${writer}
+`
+    : `sol="$here/solution"
+`;
+  return `#!/bin/sh
+# Runs the task's solution/solve.sh in the task's paths (written by evalgate import harbor).
+here=$(cd "$(dirname "$0")" && pwd)
+${solution}exec bash "$here/../../_harbor/in-task.sh" ${workdir} --solution "$sol" -- bash /solution/solve.sh
 `;
 }
 

@@ -13,7 +13,14 @@ import path from "node:path";
 import { parse as parseToml } from "smol-toml";
 import { UsageError } from "../errors.js";
 import { type Dockerfile, IN_TASK, readDockerfile } from "./harbor-dockerfile.js";
-import { harborEnvironment, harborResources, referenceSh, VERIFY_SH } from "./harbor-environment.js";
+import {
+  harborEnvironment,
+  harborResources,
+  hostReferenceSh,
+  referenceSh,
+  VERIFY_SH,
+} from "./harbor-environment.js";
+import { solutionWriter } from "./harbor-solution.js";
 import {
   convertEach,
   type ImportedTest,
@@ -81,7 +88,10 @@ const MAPPING_ENVIRONMENT: [string, string][] = [
     "in the image, and again as workspace.setup.command (WORKDIR is the mounted workspace)",
   ],
   ["[environment] cpus, memory(_mb), storage(_mb)", "resources: cpus, memory, disk"],
-  ["solution/solve.sh", "reference: { script: harbor/<id>/reference.sh } (runs solve.sh in the container)"],
+  [
+    "solution/",
+    "reference: { script: harbor/<id>/reference.sh } (holds the solution's text files, runs solve.sh in the container)",
+  ],
 ];
 
 const MAPPING_HOST: [string, string][] = [
@@ -91,8 +101,8 @@ const MAPPING_HOST: [string, string][] = [
   ],
   ["Dockerfile RUN (plain shell)", "workspace.setup.command, run through in-task.sh"],
   [
-    "solution/solve.sh",
-    "reference: { script: harbor/<id>/reference.sh } (runs solve.sh in the task's paths)",
+    "solution/",
+    "reference: { script: harbor/<id>/reference.sh } (holds the solution's text files, runs solve.sh in the task's paths)",
   ],
 ];
 
@@ -223,20 +233,29 @@ function tagsOf(toml: Toml): string[] {
   ];
 }
 
-/** The test's reference: the task's solve.sh, run in the task's paths. */
-function referenceOf(
+/**
+ * The test's reference: the task's solve.sh, run in the task's paths. Its solution folder is
+ * written out of the script (which evalgate masks from agents) where it can be, else copied beside it.
+ */
+async function referenceOf(
   dir: string,
   out: string,
   workdir: string,
   host: boolean,
   files: Record<string, OutputFile>,
-): string | undefined {
+  notes: string[],
+): Promise<string | undefined> {
   if (!existsSync(path.join(dir, "solution", "solve.sh"))) return undefined;
-  files[`${out}/solution`] = { copyFrom: path.join(dir, "solution") };
+  const written = await solutionWriter(path.join(dir, "solution"));
+  const writer = "lines" in written ? written.lines : undefined;
+  if (!writer) {
+    files[`${out}/solution`] = { copyFrom: path.join(dir, "solution") };
+    notes.push(
+      `solution/ is copied beside reference.sh (${(written as { why: string }).why}), where an agent that reads the eval file's folder can find it`,
+    );
+  }
   files[`${out}/reference.sh`] = {
-    text: host
-      ? `#!/bin/sh\n# Runs the task's solution/solve.sh in the task's paths (written by evalgate import harbor).\nhere=$(cd "$(dirname "$0")" && pwd)\nexec bash "$here/../../_harbor/in-task.sh" ${workdir} --solution "$here/solution" -- bash /solution/solve.sh\n`
-      : referenceSh(),
+    text: host ? hostReferenceSh(workdir, writer) : referenceSh(writer),
     executable: true,
   };
   return `${out}/reference.sh`;
@@ -303,7 +322,7 @@ async function convertTask(dir: string, id: string, rawId: string, host: boolean
       "tests/test.sh installs system packages, which fails outside the container: install them on the runner",
     );
   }
-  const reference = referenceOf(dir, out, docker.workdir, host, files);
+  const reference = await referenceOf(dir, out, docker.workdir, host, files, notes);
   if (reference) entry.reference = { script: reference };
   else
     notes.push("no solution/solve.sh: no reference, so validate --solvable cannot prove the task solvable");

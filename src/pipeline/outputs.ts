@@ -11,7 +11,7 @@ import { comparisonSummary } from "../bundle/compare.js";
 import type { BaseHistory } from "../bundle/history.js";
 import { sealBundle } from "../bundle/seal.js";
 import { buildSummary, wireEvals, wireExam } from "../bundle/summary.js";
-import type { WireIndexRow, WireSummary } from "../bundle/wire.js";
+import type { WireIndexRow, WireIsolation, WireSummary } from "../bundle/wire.js";
 import type { BundleWriter, FinishedCase } from "../bundle/write.js";
 import type { Plan } from "../config/types.js";
 import type { Logger } from "../log.js";
@@ -19,12 +19,14 @@ import { COMMENT_MAX_CHARS, type CommentOptions, renderComment } from "../report
 import { renderHtml } from "../report/html.js";
 import { renderJUnit } from "../report/junit.js";
 import type { ReportView } from "../report/view.js";
+import type { AttemptResult } from "../run/types.js";
 import type { RunIsolation } from "../sandbox/isolation.js";
 import { openRows } from "../sandbox/threat-model.js";
 import { VERSION } from "../version.js";
 import { git } from "../workspace/git.js";
 import { foreignRepoArgs } from "../workspace/git-guard.js";
 import { decideRunGate } from "./decide.js";
+import { containerIsolation } from "./isolation.js";
 import { viewOfRecords } from "./report-view.js";
 import type { RunOptions } from "./run.js";
 
@@ -147,12 +149,16 @@ export async function writeRunOutputs(
   const gaps = o.isolation.level
     ? openRows(o.isolation.level, o.isolation.commandsLevel).map((r) => r.open)
     : [];
+  const containers = containerIsolation(finished);
   built.isolation = {
     level: o.isolation.level,
     reason: o.isolation.reason,
     targets: o.isolation.targets.map((t) => ({ name: t.name, level: t.level, reason: t.reason })),
     ...(gaps.length > 0 ? { gaps } : {}),
-  };
+    ...(containers.length > 0 ? { containers } : {}),
+  } satisfies WireIsolation;
+  const trees = setupTreesSummary(tries);
+  if (trees) built.setup_trees = trees;
   const summary = await o.bundle.writeSummary(built);
   // The view of the records as written (redacted), not read back: what `evalgate report` reads.
   const view = await viewOfRecords(
@@ -165,4 +171,18 @@ export async function writeRunOutputs(
   for (const rel of sealed.removed)
     o.logger.warn(`removed ${rel} from the bundle: not a folder or a regular file, so not evalgate's`);
   return { summary: sealed.summary, rows, view };
+}
+
+/** How the attempts got what setup built (run/share.ts): each mode's count and why trees were copied. */
+function setupTreesSummary(tries: readonly AttemptResult[]): WireSummary["setup_trees"] {
+  const attempts: Record<string, number> = {};
+  const reasons = new Set<string>();
+  for (const t of tries) {
+    if (!t.setupTrees) continue;
+    attempts[t.setupTrees.mode] = (attempts[t.setupTrees.mode] ?? 0) + 1;
+    if (t.setupTrees.reason) reasons.add(t.setupTrees.reason);
+  }
+  const modes = Object.keys(attempts) as ("overlay" | "reflink" | "copy")[];
+  if (modes.length === 0) return undefined;
+  return { mode: modes.length === 1 ? modes[0]! : "mixed", attempts, reasons: [...reasons].sort() };
 }

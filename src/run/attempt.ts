@@ -17,14 +17,8 @@ import { type Grading, grade } from "../scorers/grading.js";
 import { scorerFor } from "../scorers/index.js";
 import type { ScorerResult } from "../scorers/types.js";
 import { RefusedPath } from "../scorers/workspace-path.js";
-import {
-  type CapturedDiff,
-  captureDiff,
-  freshFolder,
-  materializeAttempt,
-  workspaceIsFolder,
-} from "../workspace/attempt.js";
-import { type ChangeMark, clockSetBack, markCopy } from "../workspace/change-mark.js";
+import { type CapturedDiff, captureDiff, freshFolder, workspaceIsFolder } from "../workspace/attempt.js";
+import { type ChangeMark, clockSetBack } from "../workspace/change-mark.js";
 import { discardTree } from "../workspace/discard.js";
 import { restoreWorkspaceGit, SCORER_GIT_ENV } from "../workspace/git-guard.js";
 import { restoreGradingInputs } from "../workspace/grading-inputs.js";
@@ -33,8 +27,16 @@ import { scanWorkspace } from "../workspace/scan.js";
 import type { PreparedStart } from "../workspace/start.js";
 import { calibrationFor, type GradeIn } from "./calibrate.js";
 import { type ScorerProcesses, scorerProcesses } from "./contain.js";
-import { agentRunnerFor, type CasePlace, limitWatch, placeFacts, scorerPlacement } from "./environment.js";
+import {
+  agentRunnerFor,
+  type CasePlace,
+  limitWatch,
+  placeFacts,
+  referenceRunnerFor,
+  scorerPlacement,
+} from "./environment.js";
 import { regrade } from "./regrade.js";
+import { type AttemptTrees, discardLayers, markForGuards, materializeWorkspace } from "./share.js";
 import { allTampered, decideStatus, type StageFacts, WORKSPACE_REPLACED } from "./status.js";
 import type { AgentRecord, AttemptResult } from "./types.js";
 import type { RegradeVerdict } from "./verify.js";
@@ -109,6 +111,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     const tampered = allTampered(facts);
     if (tampered.length > 0) r.tampered = tampered;
     if (facts.grading) r.grading = facts.grading;
+    if (trees?.mode) r.setupTrees = { mode: trees.mode, ...(trees.reason ? { reason: trees.reason } : {}) };
     Object.assign(r, placeFacts(spec, input.place, input.hostLimits));
     return r;
   };
@@ -126,6 +129,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
   const home = path.join(input.workDir, "home");
   const tmp = path.join(input.workDir, "tmp");
   let diff: CapturedDiff | undefined;
+  let trees: AttemptTrees | undefined;
   try {
     const w0 = performance.now();
     await discardTree(input.workDir);
@@ -133,7 +137,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     await mkdir(tmp, { recursive: true });
     let mark: ChangeMark | undefined;
     try {
-      await materializeAttempt(b, ws);
+      trees = await materializeWorkspace(input, b, ws);
       mark = await markForGuards(spec, input.workDir);
     } catch (error) {
       facts.workspaceError = (error as Error).message;
@@ -149,7 +153,9 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     await writeFile(agentLog, "");
     const target = spec.target;
     // In the case's image, under bubblewrap, or under the run's reaper; within the case's resources.
-    const agentLimit = limitWatch(agentRunnerFor(runner, { ...input, workspace: ws }));
+    const agentLimit = limitWatch(
+      agentRunnerFor(runner, { ...input, workspace: ws, overlays: trees.overlays }),
+    );
     const outputFile = path.join(input.workDir, "output.json");
     const a0 = performance.now();
     const outcome = await providerFor(target.provider).run({
@@ -213,7 +219,8 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
       await chmod(ws, 0o755).catch(() => undefined);
       // The one pass over the workspace (scan.ts) also lists what changed after the copy.
       const since = mark && !clockSetBack(mark) ? mark.sinceNs : undefined;
-      const scan = await scanWorkspace(ws, spec.limits.diffBytes, since);
+      // Shared trees are left out: their changes are in their upper layers (docs/performance.md).
+      const scan = await scanWorkspace(ws, spec.limits.diffBytes, since, trees.shared);
       changed = scan.changed;
       diff = await captureDiff(b, ws, path.join(input.workDir, "capture.index"), spec.limits.diffBytes, scan);
     } catch (error) {
@@ -244,10 +251,13 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     // and the hidden verifiers appear only now.
     const guards = spec.test.workspace;
     try {
-      const tampered = await restoreProtected(b, ws, guards.protected);
+      const tampered = await restoreProtected(b, ws, guards.protected, trees.shared);
       if (tampered.length > 0) facts.tampered = tampered;
       // What setup built and the test configuration: put back too (docs/decisions/0190, 0191).
-      const inputs = await restoreGradingInputs(b, ws, guards, changed);
+      const inputs = await restoreGradingInputs(b, ws, guards, changed, {
+        trees: trees.shared,
+        overlays: trees.overlays,
+      });
       if (inputs.setupTrees.length > 0) facts.tamperedSetup = inputs.setupTrees;
       if (inputs.testConfig.length > 0) facts.tamperedConfig = inputs.testConfig;
       warnings.push(...inputs.warnings);
@@ -270,7 +280,9 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     const { scorerRunner, placed } = scorerPlacement(runner, input, ws);
     // Each grading's scorers are contained to its own workspace (the attempt's, or a calibration's).
     const gradeIn: GradeIn = (g) => {
-      const dirs = { workspace: g.ws, attempt: input.workDir, home: g.home, tmp: g.tmp };
+      // A calibration's workspace is a full copy: only the attempt's own has overlays.
+      const overlays = g.ws === ws ? trees!.overlays : [];
+      const dirs = { workspace: g.ws, attempt: input.workDir, home: g.home, tmp: g.tmp, overlays };
       const procs: ScorerProcesses = scorerProcesses(scorerRunner, containment, spec, dirs, placed);
       return scoreAttempt(spec, g.ws, g.diff, g.evidenceDir, procs, g.home, g.tmp, g.rerun);
     };
@@ -291,7 +303,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
         calibrationFor({
           spec,
           start: b,
-          runner,
+          referenceRunner: (refWs, refDir) => referenceRunnerFor(runner, input, refWs, refDir),
           workDir: `${input.workDir}-calibration`,
           evidenceDir,
           dirName: input.dirName,
@@ -315,6 +327,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     return r;
   } finally {
     if (!input.keepWorkspace) await discardTree(input.workDir);
+    await discardLayers(trees);
   }
 }
 
@@ -327,13 +340,6 @@ function overridable(r: AttemptResult, verdict: RegradeVerdict): boolean {
   if (r.status === "passed") return true;
   if (r.status !== "failed" || r.failureKind === "tampered") return false;
   return verdict.failureKind === "verifier_flake" || verdict.failureKind === r.failureKind;
-}
-
-/** The attempt's change mark, unless the test leaves both setup-built trees and test configuration writable. */
-async function markForGuards(spec: CaseSpec, workDir: string): Promise<ChangeMark | undefined> {
-  const g = spec.test.workspace;
-  if (g.setupTrees === "writable" && g.testConfig === "writable") return undefined;
-  return markCopy(workDir);
 }
 
 async function scoreAttempt(

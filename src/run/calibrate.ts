@@ -34,7 +34,8 @@ export type GradeIn = (g: {
 export interface CalibrationRequest {
   spec: CaseSpec;
   start: PreparedStart;
-  runner: ProcessRunner;
+  /** The runner of a reference script applied to `workspace` in `workDir` (the case's image, when it has one). */
+  referenceRunner: (workspace: string, workDir: string) => ProcessRunner;
   /** A folder of evalgate's for the calibration's workspace, out of every agent's reach. */
   workDir: string;
   /** The asking attempt's evidence folder and its name in the case's result directory. */
@@ -91,7 +92,7 @@ async function applyReference(req: CalibrationRequest, ws: string, dir: string):
     timeoutMs: spec.timeouts.agentMs,
     logFile,
     env: buildEnv({ passthrough: [], home, tmp }),
-    runner: req.runner,
+    runner: req.referenceRunner(ws, dir),
   });
   if (outcome.timedOut) return "the reference did not finish in time";
   return outcome.error;

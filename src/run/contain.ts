@@ -10,6 +10,7 @@ import { mkdtemp } from "node:fs/promises";
 import path from "node:path";
 import type { CaseSpec, Plan, ScorerSpec } from "../config/types.js";
 import { type ContainedView, type Containment, containedRunner } from "../sandbox/bwrap.js";
+import type { OverlayMount } from "../sandbox/overlay.js";
 import type { ProcessRunner } from "../sandbox/process.js";
 
 /**
@@ -51,7 +52,14 @@ export function scorerProcesses(
   runner: ProcessRunner,
   containment: Containment,
   spec: CaseSpec,
-  dirs: { workspace: string; attempt: string; home: string; tmp: string },
+  dirs: {
+    workspace: string;
+    attempt: string;
+    home: string;
+    tmp: string;
+    /** What setup built, shared with the attempt's upper layer (run/share.ts). */
+    overlays?: readonly OverlayMount[];
+  },
   /** In an environment: the case's image shown the same view (run/environment.ts), not bubblewrap. */
   placed?: (inner: ProcessRunner, view: ContainedView & { hidden: readonly string[] }) => ProcessRunner,
 ): ScorerProcesses {
@@ -69,6 +77,7 @@ export function scorerProcesses(
         writable: [dirs.workspace, dirs.home, dirs.tmp, ...(reportDir ? [reportDir] : [])],
         hidden,
         fix: `add {DIR} to the scorer's \`read_only:\` (scorer ${s.name})`,
+        ...(dirs.overlays?.length ? { overlays: dirs.overlays } : {}),
       };
       const contained = placed ? placed(runner, view) : containedRunner(runner, containment, view);
       return { runner: contained, ...(reportDir ? { reportDir } : {}) };

@@ -15,6 +15,7 @@ import type { AllowNetwork } from "../environment/network.js";
 import { appliedInContainer } from "../environment/resources.js";
 import type { NetworkPolicy, ResourceApplied, ResourceSpec } from "../environment/types.js";
 import { type ContainedView, sandboxedRunner } from "../sandbox/bwrap.js";
+import type { OverlayMount } from "../sandbox/overlay.js";
 import type { ProcessOutcome, ProcessRunner } from "../sandbox/process.js";
 import type { AttemptResult, EnvironmentRecord } from "./types.js";
 
@@ -141,15 +142,29 @@ export function environmentRecord(place: CasePlace): EnvironmentRecord {
 
 /**
  * Why a case cannot run in this build, or undefined. An agent CLI preset (claude-code, codex, …)
- * and the reference provider are installed or kept on the runner, not in the image: in an
- * environment they would need the image to carry them, which evalgate does not arrange yet.
+ * is installed on the runner, not in the image: in an environment it would need the image to carry
+ * it, which evalgate does not arrange yet. The reference is evalgate's own act (its patch applied to
+ * the mounted workspace, its script run in the image) and `noop` does nothing: both run.
  */
 export function notRunnable(c: CaseSpec): string | undefined {
   if (!c.environment) return undefined;
-  if (c.target.provider !== "command" && c.target.provider !== "noop") {
-    return `target "${c.target.name}" (provider ${c.target.provider}) cannot run in an environment yet: only provider: command targets do (their command runs in the image)`;
-  }
-  return undefined;
+  const { provider, name } = c.target;
+  if (provider === "command" || provider === "noop" || provider === "reference") return undefined;
+  return `target "${name}" (provider ${provider}) cannot run in an environment yet: the ${provider} CLI is installed on the runner, not in the case's image. Give the case a provider: command target whose command runs an agent the image has, or run the case without environment: (limit the target to other tests with targets: [...])`;
+}
+
+/**
+ * What the reference run is shown in the image: the eval file's folder, and the folder of a
+ * reference script that lies outside it; its own script unmasked (the answer key is the
+ * reference's own; every other test's stays masked). A Harbor reference finds its solution beside it.
+ */
+function referenceView(spec: CaseSpec, hidden: readonly string[]): { readOnly: string[]; hidden: string[] } {
+  const script = spec.test.referenceKind === "script" ? spec.test.reference : undefined;
+  const inEvalDir = (p: string) => p.startsWith(`${spec.evalDir}${path.sep}`);
+  return {
+    readOnly: [spec.evalDir, ...(script && !inEvalDir(script) ? [path.dirname(script)] : [])],
+    hidden: hidden.filter((h) => h !== spec.test.reference),
+  };
 }
 
 /** A ContainedView (setup's, a scorer's: the workspace first among the writable) in the case's image. */
@@ -186,6 +201,8 @@ export interface AgentPlacement {
   hidden?: readonly string[];
   /** The run's hidden list: what the agent may not read in its image either. */
   containment?: { hidden: readonly string[] };
+  /** What setup built, shared with an upper layer of the attempt's own (run/share.ts). */
+  overlays?: readonly OverlayMount[];
 }
 
 /**
@@ -196,12 +213,14 @@ export interface AgentPlacement {
 export function agentRunnerFor(runner: ProcessRunner, a: AgentPlacement): ProcessRunner {
   const target = a.spec.target;
   if (a.place) {
+    const hidden = a.containment?.hidden ?? [];
+    const reference = target.provider === "reference" ? referenceView(a.spec, hidden) : undefined;
     return placedRunner(runner, a.place, {
       workspace: a.workspace,
       writable: [a.workDir],
       // auto's read-only folders hold the eval file's; sandbox: none's agent saw it too.
-      readOnly: target.sandbox?.readOnly ?? [a.spec.evalDir],
-      hidden: a.containment?.hidden ?? [],
+      readOnly: reference?.readOnly ?? target.sandbox?.readOnly ?? [a.spec.evalDir],
+      hidden: reference?.hidden ?? hidden,
       network: agentNetwork(target),
       ...(a.spec.resources ? { resources: a.spec.resources } : {}),
     });
@@ -212,10 +231,34 @@ export function agentRunnerFor(runner: ProcessRunner, a: AgentPlacement): Proces
   }
   // The agent may write its attempt folder only (workspace, HOME, TMPDIR, its output file).
   if (target.sandbox && a.bwrap)
-    return sandboxedRunner(limited, a.bwrap, target.sandbox, [a.workDir], a.hidden);
+    return sandboxedRunner(limited, a.bwrap, target.sandbox, [a.workDir], a.hidden, undefined, a.overlays);
   // sandbox: none opts out of all isolation, the reaper's PID namespace included.
   if (!target.sandbox) return { run: (s) => limited.run({ ...s, reap: false }) };
   return limited;
+}
+
+/** The target the reference runs as wherever a case's own target is another (verifier calibration). */
+const REFERENCE_TARGET: TargetSpec = {
+  name: "reference",
+  provider: "reference",
+  args: [],
+  env: {},
+  envPassthrough: [],
+};
+
+/**
+ * The runner of a reference script that calibrates the case's verifier: in the case's image, shown
+ * the calibration's folder (`workDir`, its workspace `workspace`) as the reference target is; the
+ * run's runner on the host, as the reference target's.
+ */
+export function referenceRunnerFor(
+  runner: ProcessRunner,
+  a: Pick<AgentPlacement, "spec" | "place" | "containment">,
+  workspace: string,
+  workDir: string,
+): ProcessRunner {
+  if (!a.place) return runner;
+  return agentRunnerFor(runner, { ...a, spec: { ...a.spec, target: REFERENCE_TARGET }, workspace, workDir });
 }
 
 /** The scorers' runner: in the case's image (`placed`), or on the host within the case's resources. */

@@ -4,6 +4,7 @@ import type { LimitHit, ResourceApplied } from "../environment/types.js";
 import type { Usage } from "../providers/types.js";
 import type { Grading } from "../scorers/grading.js";
 import type { ChangedFile } from "../workspace/attempt.js";
+import type { SharingMode } from "../workspace/share.js";
 
 export type AttemptStatus = "passed" | "failed" | "timeout" | "error";
 export type FailureStage = "workspace" | "setup" | "agent" | "scorer" | "budget";
@@ -105,6 +106,8 @@ export interface AttemptResult {
   environment?: EnvironmentRecord;
   /** How each of the case's resources was applied, or why it could not be. */
   resources?: ResourceApplied[];
+  /** How the attempt got what setup built (run/share.ts), when setup built anything; why not shared. */
+  setupTrees?: { mode: SharingMode; reason?: string };
 }
 
 /** Reruns of the scorers on one attempt's final workspace (run/verify.ts). */

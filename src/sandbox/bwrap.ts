@@ -12,6 +12,7 @@ import path from "node:path";
 import { execa } from "execa";
 import { type Command, findProgram, programOf } from "./commands.js";
 import { sandboxExplanation } from "./explain.js";
+import { type OverlayMount, overlaidArgv } from "./overlay.js";
 import { type ProcessRunner, type ProcessSpec, willStart } from "./process.js";
 import { shimRoots } from "./shims.js";
 
@@ -201,9 +202,16 @@ function masks(shown: readonly Mount[], hidden: readonly string[], writable: rea
   return out;
 }
 
-function wrapped(bwrap: string, before: string[], command: Command): Command {
+function wrapped(
+  bwrap: string,
+  before: string[],
+  command: Command,
+  overlays: readonly OverlayMount[],
+): Command {
   const inner = "argv" in command ? command.argv : ["/bin/sh", "-c", command.shell];
-  return { argv: [bwrap, ...before, "--", ...inner] };
+  const argv = [bwrap, ...before, "--", ...inner];
+  // What setup built, shared with an upper layer of the attempt's own (overlay.ts).
+  return { argv: overlays.length > 0 ? overlaidArgv(argv, overlays) : argv };
 }
 
 /** A runner that starts every process under bubblewrap. */
@@ -214,6 +222,7 @@ export function sandboxedRunner(
   writable: readonly string[],
   hidden: readonly string[] = [],
   fix = TARGET_FIX,
+  overlays: readonly OverlayMount[] = [],
 ): ProcessRunner {
   return {
     run: async (spec) => {
@@ -222,7 +231,7 @@ export function sandboxedRunner(
       const args = bwrapArgs(spec, sandbox, writable, hidden);
       const outcome = await inner.run({
         ...spec,
-        command: wrapped(bwrap, args, spec.command),
+        command: wrapped(bwrap, args, spec.command, overlays),
         // bubblewrap's PID namespace ends with the agent: nothing it started survives.
         contained: true,
       });
@@ -261,12 +270,15 @@ export interface ContainedView {
   hidden?: readonly string[];
   /** The fix a sandbox-caused failure names ({DIR}: the folder to show). */
   fix?: string;
+  /** Trees of the start shared with an upper layer of the attempt's own (overlay.ts). */
+  overlays?: readonly OverlayMount[];
 }
 
 export function containedRunner(inner: ProcessRunner, c: Containment, view: ContainedView): ProcessRunner {
   if (!c.bwrap) return inner;
   const sandbox: SandboxSpec = { kind: "auto", network: view.network, readOnly: [...view.readOnly] };
-  return sandboxedRunner(inner, c.bwrap, sandbox, view.writable, view.hidden ?? c.hidden, view.fix);
+  const hidden = view.hidden ?? c.hidden;
+  return sandboxedRunner(inner, c.bwrap, sandbox, view.writable, hidden, view.fix, view.overlays);
 }
 
 /** The bubblewrap program: $EVALGATE_BWRAP, else `bwrap` on PATH. */

@@ -162,7 +162,7 @@ async function captureWith(
   const scan = made ?? (await scanWorkspace(workTree, maxPatchBytes));
   const { unlocked } = scan;
   const oversize = await stageOversize(workTree, opts, maxPatchBytes, await addedOrModified(opts, scan.big));
-  const hidden = (await sameIgnoreFiles(start, workTree, scan.ignoreFiles))
+  const hidden = (await sameIgnoreFiles(start, workTree, scan.ignoreFiles, scan.pruned))
     ? []
     : await hiddenByAgent(start.dir, opts);
   if (hidden.length > 0) oversize.push(...(await stageOversize(workTree, opts, maxPatchBytes, hidden)));

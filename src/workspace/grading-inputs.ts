@@ -5,7 +5,9 @@
  * `writable` (docs/decisions/0190, 0191).
  */
 import type { ScoringGuards } from "../config/types.js";
+import type { OverlayMount } from "../sandbox/overlay.js";
 import { restoreSetupTrees, setupTreesOf } from "./setup-trees.js";
+import { checkShared } from "./share.js";
 import type { PreparedStart } from "./start.js";
 import { restoreTestConfig } from "./test-config.js";
 
@@ -28,12 +30,15 @@ export async function restoreGradingInputs(
   ws: string,
   guards: Pick<ScoringGuards, "setupTrees" | "testConfig">,
   changed: readonly Buffer[] | undefined,
+  /** Trees shared through overlays (share.ts): checked from their upper layers, which are emptied. */
+  shared: { trees: readonly string[]; overlays: readonly OverlayMount[] } = { trees: [], overlays: [] },
 ): Promise<GradingInputs> {
   const out: GradingInputs = { setupTrees: [], testConfig: [], warnings: [] };
   const treesProtected = guards.setupTrees !== "writable";
   if (treesProtected) {
-    const check = await restoreSetupTrees(start, ws, changed);
-    out.setupTrees = check.tampered;
+    const check = await restoreSetupTrees(start, ws, changed, shared.trees);
+    const layers = await checkShared(start, shared.trees, shared.overlays);
+    out.setupTrees = [...check.tampered, ...layers.tampered].sort();
     if (check.unverified) {
       out.warnings.push(
         "the workspace's changes could not be dated (its filesystem's clock did not move, or the clock was set back): what setup built was put back whole before scoring, unchecked",

@@ -65,7 +65,7 @@ type Tree = Map<string, Entry>;
  * its exact bytes (one character per byte). Globs match the UTF-8 reading of the name; a name that
  * is not UTF-8 keeps its own key, so two such names never stand for each other.
  */
-async function walk(root: string, globs: readonly string[]): Promise<Tree> {
+async function walk(root: string, globs: readonly string[], skip: readonly string[]): Promise<Tree> {
   const matches = protectedMatcher(globs);
   const descend = mayHoldMatches(globs);
   const out = new Map<string, Entry>();
@@ -73,7 +73,8 @@ async function walk(root: string, globs: readonly string[]): Promise<Tree> {
     for (const d of await readDir(under(root, relDir))) {
       const name = relDir.length ? Buffer.concat([relDir, Buffer.from("/"), d.name]) : d.name;
       const rel = name.toString("utf8");
-      if (rel === ".git") continue;
+      // Shared setup-built trees (share.ts) are checked whole, from their upper layers.
+      if (rel === ".git" || skip.includes(rel)) continue;
       const isDir = d.isDirectory();
       if (matches(rel)) {
         const s = await lstat(under(root, name));
@@ -93,13 +94,17 @@ const startWalks = new WeakMap<Pick<PreparedStart, "dir">, Map<string, Promise<T
  * The protected entries of a prepared start tree. It never changes, so it is walked once per set of
  * globs and the walk is shared by all its attempts; a walk that failed is not kept.
  */
-function walkStart(start: Pick<PreparedStart, "dir">, globs: readonly string[]): Promise<Tree> {
+function walkStart(
+  start: Pick<PreparedStart, "dir">,
+  globs: readonly string[],
+  skip: readonly string[],
+): Promise<Tree> {
   const walks = startWalks.get(start) ?? new Map<string, Promise<Tree>>();
   startWalks.set(start, walks);
-  const key = JSON.stringify(globs);
+  const key = JSON.stringify([globs, skip]);
   let p = walks.get(key);
   if (!p) {
-    p = walk(start.dir, globs);
+    p = walk(start.dir, globs, skip);
     walks.set(key, p);
     p.catch(() => walks.delete(key));
   }
@@ -143,10 +148,12 @@ export async function restoreProtected(
   prepared: Pick<PreparedStart, "dir">,
   ws: string,
   globs: readonly string[],
+  /** Shared setup-built trees (share.ts): left out of both walks. */
+  skip: readonly string[] = [],
 ): Promise<string[]> {
   if (globs.length === 0) return [];
   const startDir = prepared.dir;
-  const [before, after] = await Promise.all([walkStart(prepared, globs), walk(ws, globs)]);
+  const [before, after] = await Promise.all([walkStart(prepared, globs, skip), walk(ws, globs, skip)]);
   const changed = new Set<string>();
   // Names are shown as UTF-8 (a byte that is not becomes U+FFFD).
   const label = (e: Entry) => `${e.name.toString("utf8")}${e.kind === "dir" ? "/" : ""}`;

@@ -35,6 +35,8 @@ export interface WorkspaceScan {
    * root as the empty name. Absent without a mark.
    */
   changed?: Buffer[];
+  /** The folders left out of the pass (shared setup-built trees, plain names). */
+  pruned?: readonly string[];
 }
 
 interface Found {
@@ -56,8 +58,15 @@ function findTime(ns: bigint): string {
  * an entry whose status changed after `since` (nanoseconds; a ctime no unprivileged process can set
  * back). G and C entries go on to the other tests, so a locked ignore file is reported as G and L.
  */
-async function find(root: string, maxBytes?: number, since?: bigint): Promise<Found> {
+async function find(
+  root: string,
+  maxBytes?: number,
+  since?: bigint,
+  prune: readonly string[] = [],
+): Promise<Found> {
   const args = [".", "(", "-name", ".git", "-prune", ")"];
+  // Shared setup-built trees (share.ts): their changes are read from their upper layers instead.
+  for (const p of prune) args.push("-o", "(", "-path", `./${p}`, "-prune", ")");
   args.push("-o", "(", "-name", ".gitignore", "-printf", "G%P\\0", "-false", ")");
   if (since !== undefined) {
     args.push("-o", "(", "-newerct", findTime(since), "-printf", "C%P\\0", "-false", ")");
@@ -94,13 +103,15 @@ export async function scanWorkspace(
   workTree: string,
   maxBytes?: number,
   changedSince?: bigint,
+  prune: readonly string[] = [],
 ): Promise<WorkspaceScan> {
   const unlocked: string[] = [];
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    const found = await find(workTree, maxBytes, changedSince);
+    const found = await find(workTree, maxBytes, changedSince, prune);
     if (found.locked.length === 0) {
       const scan: WorkspaceScan = { unlocked, big: found.big, ignoreFiles: found.ignoreFiles };
       if (changedSince !== undefined) scan.changed = found.changed;
+      if (prune.length > 0) scan.pruned = prune;
       return scan;
     }
     for (const rel of found.locked) {
@@ -135,23 +146,29 @@ async function readIgnoreFile(root: string, name: Buffer): Promise<IgnoreFile | 
 
 type StartTree = Pick<PreparedStart, "dir">;
 
-/** The ignore files of each prepared start tree, read once: the tree never changes once prepared. */
-const startIgnoreFiles = new WeakMap<StartTree, Promise<Map<string, IgnoreFile>>>();
+/**
+ * The ignore files of each prepared start tree (outside the pruned folders), read once per list of
+ * pruned folders: the tree never changes once prepared.
+ */
+const startIgnoreFiles = new WeakMap<StartTree, Map<string, Promise<Map<string, IgnoreFile>>>>();
 
-function ignoreFilesOf(start: StartTree): Promise<Map<string, IgnoreFile>> {
+function ignoreFilesOf(start: StartTree, prune: readonly string[]): Promise<Map<string, IgnoreFile>> {
   const startDir = start.dir;
-  let p = startIgnoreFiles.get(start);
+  const byPrune = startIgnoreFiles.get(start) ?? new Map<string, Promise<Map<string, IgnoreFile>>>();
+  startIgnoreFiles.set(start, byPrune);
+  const pruneKey = prune.join("\0");
+  let p = byPrune.get(pruneKey);
   if (!p) {
     p = (async () => {
       const out = new Map<string, IgnoreFile>();
-      for (const name of (await find(startDir)).ignoreFiles) {
+      for (const name of (await find(startDir, undefined, undefined, prune)).ignoreFiles) {
         const f = await readIgnoreFile(startDir, name);
         if (f) out.set(name.toString("latin1"), f);
       }
       return out;
     })();
-    startIgnoreFiles.set(start, p);
-    p.catch(() => startIgnoreFiles.delete(start));
+    byPrune.set(pruneKey, p);
+    p.catch(() => byPrune.delete(pruneKey));
   }
   return p;
 }
@@ -167,8 +184,10 @@ export async function sameIgnoreFiles(
   startTree: StartTree,
   workTree: string,
   names: Buffer[],
+  /** The folders the workspace's pass left out: the start tree's are read without them too. */
+  prune: readonly string[] = [],
 ): Promise<boolean> {
-  const start = await ignoreFilesOf(startTree);
+  const start = await ignoreFilesOf(startTree, prune);
   if (names.length !== start.size) return false;
   for (const name of names) {
     const was = start.get(name.toString("latin1"));

@@ -32,7 +32,7 @@ const CACHES = [
   /(^|\/)\.(pytest_cache|mypy_cache|ruff_cache)(\/|$)/,
   /\.tsbuildinfo$/,
 ];
-const isCache = (k: string) => CACHES.some((re) => re.test(k));
+export const isCache = (k: string) => CACHES.some((re) => re.test(k));
 
 /** The start tree's setup-built trees (keys without a trailing slash), listed once per start. */
 const startTrees = new WeakMap<StartTree, Promise<Set<string>>>();
@@ -75,7 +75,7 @@ async function ignoredByStart(startDir: string, keys: string[]): Promise<Set<str
 /** Files larger than this are not read to be compared: a change of one this size is assumed. */
 const MAX_COMPARE_BYTES = 64 * 1024 * 1024;
 
-async function sameEntry(a: Buffer, b: Buffer): Promise<boolean> {
+export async function sameEntry(a: Buffer, b: Buffer): Promise<boolean> {
   const [x, y] = await Promise.all([lstat(a), lstat(b)]);
   const kind = kindOf(x);
   if (kind !== kindOf(y) || (x.mode & 0o7777) !== (y.mode & 0o7777)) return false;
@@ -112,8 +112,10 @@ export async function restoreSetupTrees(
   start: StartTree,
   ws: string,
   changed: readonly Buffer[] | undefined,
+  /** Trees shared through an overlay (share.ts): checked from their upper layers instead. */
+  shared: readonly string[] = [],
 ): Promise<SetupTreeCheck> {
-  const trees = await setupTreesOf(start);
+  const trees = new Set([...(await setupTreesOf(start))].filter((t) => !shared.includes(t)));
   const method = start.copyMethod ?? "copy";
   const result: SetupTreeCheck = { tampered: [], caches: 0, unverified: changed === undefined };
   if (trees.size === 0) return result;

@@ -77,4 +77,34 @@ describe("mergedIsolation", () => {
   it("no shard says (bundles of an evalgate before isolation): nothing is claimed", () => {
     expect(mergedIsolation([shard(1, undefined), shard(2, undefined), shard(3, undefined)])).toBeUndefined();
   });
+
+  it("carries the agents that ran in containers, row by row, cases summed over the shards", () => {
+    // before: the merged isolation dropped `containers`, so a merged run said nothing of its images.
+    const row = { target: "a", engine: "podman", image: "localhost/e:1", digest: "sha256:1", cases: 2 };
+    const inContainers = {
+      level: null,
+      reason: "every agent runs in its case's container (isolation.containers)",
+      targets: [],
+      containers: [row, { ...row, target: "b", cases: 1 }],
+    };
+    const m = mergedIsolation([
+      shard(1, inContainers),
+      shard(2, {
+        ...BWRAP,
+        containers: [{ ...row, cases: 3 }, { ...row, cases: "many" }, null, { target: 1 }],
+      }),
+      shard(3, NO_AGENT),
+    ]);
+    expect(m?.containers).toEqual([
+      { ...row, cases: 5 },
+      { ...row, target: "b", cases: 1 },
+    ]);
+    expect(m?.level).toBe("bwrap");
+    expect(mergedIsolation([shard(1, inContainers), shard(2, NO_AGENT)])).toEqual({
+      level: null,
+      reason: "every agent runs in its case's container (isolation.containers)",
+      targets: [],
+      containers: inContainers.containers,
+    });
+  });
 });

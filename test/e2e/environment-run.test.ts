@@ -134,6 +134,22 @@ tests:
     const attempt = readJson<{ environment: Record<string, string> }>(path.join(run1, "result.json"));
     expect(attempt.environment).toEqual(summary.environment);
   });
+
+  it("says in the run's isolation that the agent ran in a container, by engine and digest", () => {
+    // before: summary.json's isolation named only the runner's level (bubblewrap's facts) for the
+    // target, as if its agent had run on the runner.
+    const run1 = runDir(out, "runs-in-image");
+    const env = readJson<{ environment: Record<string, string> }>(path.join(run1, "result.json")).environment;
+    const summary = readJson<{ isolation: Record<string, unknown> }>(path.join(out, "summary.json"));
+    expect(summary.isolation).toEqual({
+      level: null,
+      reason: "every agent runs in its case's container (isolation.containers)",
+      targets: [],
+      containers: [
+        { target: "in-image", engine: engine!.kind, image: env!.image, digest: env!.digest, cases: 1 },
+      ],
+    });
+  });
 });
 
 describe.skipIf(!engine)("resources stop an attempt, not the run (real engine)", () => {
@@ -231,6 +247,14 @@ tests:
     );
     expect(summary.resources).toMatchObject({ memory_bytes: 256 * 2 ** 20, pids: 100, cpus: 0.5 });
   });
+
+  it("names a target whose cases ran both ways under the runner's level and in its containers", () => {
+    const iso = readJson<{
+      isolation: { targets: { name: string }[]; containers: { target: string; cases: number }[] };
+    }>(path.join(out, "summary.json")).isolation;
+    expect(iso.targets.map((t) => t.name)).toEqual(["agent"]);
+    expect(iso.containers).toMatchObject([{ target: "agent", engine: engine!.kind, cases: 3 }]);
+  });
 });
 
 describe.skipIf(!engine)("a target's network allow-list in the image (real engine)", () => {
@@ -293,7 +317,7 @@ tests:
 });
 
 describe("what an environment cannot run yet is refused before the run", () => {
-  it("refuses an agent CLI preset in an environment, naming the test and what does run", async () => {
+  it("refuses an agent CLI preset in an environment, naming the test, the target and what to do", async () => {
     // before: every case with an environment was refused, whatever its target.
     const dir = tempDir("evalgate-envno-");
     writeFiles(dir, {
@@ -313,6 +337,9 @@ tests:
     expect(r.stderr).toContain(
       'test "preset-in-image" runs in an environment, but target "claude" (provider claude-code) cannot run in an environment yet',
     );
+    // before: the message said only that command targets run; now it says what to do.
+    expect(r.stderr).toContain("Give the case a provider: command target");
+    expect(r.stderr).toContain("or run the case without environment:");
   });
 });
 
