@@ -15,22 +15,16 @@
  * and, from a --cpu-prof profile of the same runs, the time inside the renderer itself; the size of
  * the run's report.html is printed.
  *
+ * `node bench/scale.mjs report BUNDLE` prints these report figures for an existing bundle.
+ *
  * `BENCH_QUICK=1`: 500 and 2,000 attempts. `BENCH_SCALE=500,2000,5000` and `BENCH_DIR` override.
  * It reports figures; it never fails on a number.
  */
 import { spawnSync } from "node:child_process";
-import {
-  chmodSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { CLI, median, QUICK, secs, writeSourceTree } from "./paired.mjs";
 
 const AGENT = '#!/bin/sh\necho "$EVALGATE_TEST_ID $EVALGATE_ATTEMPT" > answer.txt\n';
@@ -132,6 +126,33 @@ function timeReport(bundle, format, renderer, runs = 3) {
 
 const kb = (bytes) => `${(bytes / 1024).toFixed(0)} KB`;
 
+/**
+ * `evalgate report` of the PR comment with the whole bundle hashed before it is read, as every
+ * report did before decision 0236 (now only a bundle of at most SEAL_ON_READ_ABOVE files): a
+ * process that loads lib/ and renders the comment as the CLI does.
+ */
+function timeWholeSealReport(bundle, runs = 3) {
+  const lib = (rel) => JSON.stringify(new URL(`../lib/${rel}`, import.meta.url).href);
+  const script = `const { loadReportView } = await import(${lib("pipeline/report-view.js")});
+const { COMMENT_MAX_CHARS, renderComment } = await import(${lib("report/comment.js")});
+const view = await loadReportView(process.argv[1], { sealOnReadAbove: Infinity });
+process.stdout.write(renderComment(view, { key: "default", maxChars: COMMENT_MAX_CHARS }));`;
+  const times = [];
+  for (let i = 0; i < runs; i++)
+    times.push(timedNode(["--input-type=module", "-e", script, bundle], path.dirname(bundle)).ms);
+  return median(times);
+}
+
+/** The report figures of one bundle of `n` cases (see the top of this file). */
+export function reportFigures(bundle, n) {
+  const comment = timeReport(bundle, "markdown", "renderComment");
+  const page = timeReport(bundle, "html", "renderHtml");
+  const whole = timeWholeSealReport(bundle);
+  console.log(
+    `  ${n.toLocaleString("en")} cases: PR comment (${kb(comment.bytes)}) rendered in ${secs(comment.renderMs)}, \`evalgate report\` ${secs(comment.ms)} in all (${secs(whole)} with every file of the bundle hashed first, as before decision 0236); report.html (${kb(page.bytes)}) rendered in ${secs(page.renderMs)}, \`evalgate report --format html\` ${secs(page.ms)} in all (medians of 3; "in all": process start, the seal check and reading the bundle included)`,
+  );
+}
+
 /** The suites a size is run as: its attempts spread over 100 cases, and one case per attempt. */
 function shapesOf(n) {
   const want = process.env.BENCH_SCALE_SHAPE ?? "both";
@@ -175,14 +196,7 @@ export async function scale() {
         console.log(
           `  ${attempts.toLocaleString("en")} attempts (${shape.cases.toLocaleString("en")} cases × ${shape.repeat}): ${secs(r.ms)}, ${(attempts / (r.ms / 1000)).toFixed(1)} attempts/s, peak memory ${r.peakMb.toFixed(0)} MB, workspace_error ${wsErrors}, not passed ${notPassed} (expected ${Math.floor(shape.cases / 20) * shape.repeat})`,
         );
-        if (n === reportAt && shape.cases === n) {
-          const html = statSync(path.join(out, "report.html")).size;
-          const comment = timeReport(out, "markdown", "renderComment");
-          const page = timeReport(out, "html", "renderHtml");
-          console.log(
-            `  ${n.toLocaleString("en")} cases: PR comment (${kb(comment.bytes)}) rendered in ${secs(comment.renderMs)}, \`evalgate report\` ${secs(comment.ms)} in all; report.html (${kb(html)}) rendered in ${secs(page.renderMs)}, \`evalgate report --format html\` ${secs(page.ms)} in all (medians of 3; "in all": process start, the seal check and reading the bundle included)`,
-          );
-        }
+        if (n === reportAt && shape.cases === n) reportFigures(out, n);
         rmSync(dir, { recursive: true, force: true });
       }
     }
@@ -197,4 +211,11 @@ export async function scale() {
   } finally {
     rmSync(base, { recursive: true, force: true });
   }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv[2] === "report") {
+  const bundle = path.resolve(process.argv[3] ?? "");
+  const cases = readFileSync(path.join(bundle, "index.jsonl"), "utf8").split("\n").filter(Boolean).length;
+  console.log(`report of ${bundle} (${os.cpus().length} CPUs, load ${os.loadavg()[0].toFixed(1)})`);
+  reportFigures(bundle, cases);
 }

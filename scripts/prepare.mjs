@@ -1,6 +1,7 @@
 // npm's `prepare`: runs after `npm install` / `npm ci` in a clone, before `npm pack` / `npm publish`,
 // and when npm installs evalgate from a git URL (npm installs the devDependencies for that). It
-// builds lib/ with tsc, the only build step the CLI needs. In a clone installed with
+// builds lib/ with tsc, the only build step the CLI needs, then the bundled CLI in lib/cli-bundle/
+// (scripts/bundle-cli.mjs: a faster start, docs/decisions/0235). In a clone installed with
 // `--omit=dev` there is no tsc: it says so and exits 0, so the runtime dependencies still install.
 // A tarball install (npm install evalgate, or ./evalgate-x.y.z.tgz) runs no script at all: lib/ is
 // in the package. See docs/decisions/0110.
@@ -21,4 +22,6 @@ try {
   process.exit(0);
 }
 const r = spawnSync(process.execPath, [tsc, "-p", "tsconfig.build.json"], { stdio: "inherit" });
-process.exit(r.status ?? 1);
+if (r.status !== 0) process.exit(r.status ?? 1);
+const b = spawnSync(process.execPath, ["scripts/bundle-cli.mjs"], { stdio: "inherit" });
+process.exit(b.status ?? 1);

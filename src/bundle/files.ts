@@ -2,10 +2,11 @@
  * Bounded, contained reads of a bundle's files for reports. A diff is read from its head up to a
  * cap and a log from its tail, so a bundle whose agent printed gigabytes is read in constant memory.
  * Paths come from index.jsonl and case summaries, which may come from a downloaded artifact: a path
- * that leaves the bundle is refused, never read. Problems are collected, never thrown.
+ * that leaves the bundle is refused, never read. Problems are collected, never thrown (but a file
+ * that does not match the bundle's seal, read through a FileSeal, is: the bundle is not trusted).
  */
-import { constants } from "node:fs";
-import { type FileHandle, open, realpath } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { closeSync, constants, fstatSync, openSync, readSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { isWithin } from "../paths.js";
 
@@ -43,31 +44,30 @@ export class RefusedFile extends Error {
  * Opens `rel` inside the bundle `root` as untrusted input: a relative path with no `..`, that does
  * not leave the bundle through a symbolic link, and that is a regular file (opened non-blocking, so
  * a FIFO or a device is refused at once instead of hanging the reader). `rootReal` is the root
- * with its links resolved.
+ * with its links resolved. Synchronous, like the reads below: a report reads thousands of small
+ * files that are in the page cache, and the promise API's round trips per file (resolve, open,
+ * stat, read, close) cost several times the reading itself (decision 0174 found the same for the
+ * seal; docs/decisions/0236).
  */
-export async function openConfined(
-  root: string,
-  rel: string,
-  rootReal?: string,
-): Promise<{ fh: FileHandle; size: number }> {
+export function openConfined(root: string, rel: string, rootReal?: string): { fd: number; size: number } {
   const segments = rel.split(/[\\/]/);
   if (!rel || rel.includes("\0") || path.isAbsolute(rel) || segments.includes(".."))
     throw new RefusedFile(rel, "outside", "the path leaves the bundle; not read");
   const abs = path.resolve(root, rel);
   let real: string;
   try {
-    real = await realpath(abs);
+    real = realpathSync.native(abs);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ENOTDIR") throw new RefusedFile(rel, "missing", "missing");
     throw new RefusedFile(rel, "unreadable", `cannot be read (${code ?? (error as Error).message})`);
   }
-  const base = rootReal ?? (await realpath(root).catch(() => root));
+  const base = rootReal ?? realRoot(root);
   if (!isWithin(root, abs) || !isWithin(base, real))
     throw new RefusedFile(rel, "outside", "the path leaves the bundle; not read");
-  let fh: FileHandle;
+  let fd: number;
   try {
-    fh = await open(real, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+    fd = openSync(real, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT") throw new RefusedFile(rel, "missing", "missing");
@@ -75,16 +75,25 @@ export async function openConfined(
     if (code === "ENXIO") throw new RefusedFile(rel, "special", "not a regular file; not read");
     throw new RefusedFile(rel, "unreadable", `cannot be read (${code ?? (error as Error).message})`);
   }
-  const st = await fh.stat();
+  const st = fstatSync(fd);
   if (!st.isFile()) {
-    await fh.close();
+    closeSync(fd);
     throw new RefusedFile(
       rel,
       "special",
       `${st.isDirectory() ? "a folder" : st.isFIFO() ? "a FIFO (named pipe)" : "not a regular file"}, not a file evalgate writes; not read`,
     );
   }
-  return { fh, size: st.size };
+  return { fd, size: st.size };
+}
+
+/** The bundle root with its links resolved (itself when it cannot be resolved). */
+function realRoot(root: string): string {
+  try {
+    return realpathSync.native(root);
+  } catch {
+    return root;
+  }
 }
 
 /** The whole of a bundle file, read through openConfined, refused beyond `maxBytes`. */
@@ -94,15 +103,57 @@ export async function readConfined(
   maxBytes: number,
   rootReal?: string,
 ): Promise<Buffer> {
-  const { fh, size } = await openConfined(root, rel, rootReal);
+  const { fd, size } = openConfined(root, rel, rootReal);
   try {
     if (size > maxBytes)
       throw new RefusedFile(rel, "too-large", `${size} bytes, more than the ${maxBytes} evalgate reads`);
     const buf = Buffer.alloc(size);
-    const { bytesRead } = await fh.read(buf, 0, size, 0);
+    const bytesRead = readSync(fd, buf, 0, size, 0);
     return buf.subarray(0, bytesRead);
   } finally {
-    await fh.close();
+    closeSync(fd);
+  }
+}
+
+/** A file read through a {@link FileSeal} that is not the file the bundle's seal names. */
+export class SealBroken extends Error {
+  override name = "SealBroken";
+}
+
+/**
+ * The seal of a large bundle, checked one file at a time as a report reads it (bundle/seal.ts
+ * checked the digest over summary.json and these hashes): a report of thousands of cases hashes the
+ * files it shows, not every file of the bundle (docs/decisions/0236).
+ */
+export class FileSeal {
+  constructor(private readonly expected: Readonly<Record<string, string>>) {}
+
+  /** Throws SealBroken unless `bytes` are the content the seal lists for `rel`. */
+  verify(rel: string, bytes: Buffer): void {
+    this.verifyHash(rel, createHash("sha256").update(bytes).digest("hex"));
+  }
+
+  /** The whole of an open file hashed (the report may show only its head or tail) and verified. */
+  verifyOpen(rel: string, fd: number): void {
+    const hash = createHash("sha256");
+    const buf = Buffer.allocUnsafe(256 * 1024);
+    for (let at = 0; ; ) {
+      const bytesRead = readSync(fd, buf, 0, buf.length, at);
+      if (bytesRead === 0) break;
+      hash.update(buf.subarray(0, bytesRead));
+      at += bytesRead;
+    }
+    this.verifyHash(rel, hash.digest("hex"));
+  }
+
+  /** A file the seal lists could not be found: the bundle lost it after it was sealed. */
+  verifyMissing(rel: string): void {
+    if (Object.hasOwn(this.expected, rel)) throw new SealBroken(`missing: ${rel}`);
+  }
+
+  private verifyHash(rel: string, actual: string): void {
+    if (!Object.hasOwn(this.expected, rel)) throw new SealBroken(`added: ${rel}`);
+    if (this.expected[rel] !== actual) throw new SealBroken(`changed: ${rel}`);
   }
 }
 
@@ -112,31 +163,36 @@ const JSON_CAP_BYTES = 8 * 1024 * 1024;
 export class BundleFiles {
   readonly problems: string[] = [];
   /** Shared by a reader and its children: the bundle root with symbolic links resolved, once. */
-  private shared: { rootReal?: Promise<string> } = {};
+  private shared: { rootReal?: string } = {};
   constructor(
     readonly root: string,
     /** Shared by a reader and its children: what the report has read so far, against its budgets. */
     readonly spent = { passingDiffBytes: 0, evidenceBytes: 0 },
+    /** When given, every file read is checked against it; a mismatch throws SealBroken. */
+    readonly seal?: FileSeal,
   ) {}
 
   /** A reader that collects its own problems (one attempt's), sharing the budget and the resolved root. */
   child(): BundleFiles {
-    const c = new BundleFiles(this.root, this.spent);
+    const c = new BundleFiles(this.root, this.spent, this.seal);
     c.shared = this.shared;
     return c;
   }
 
-  private rootReal(): Promise<string> {
-    this.shared.rootReal ??= realpath(this.root).catch(() => this.root);
+  private rootReal(): string {
+    this.shared.rootReal ??= realRoot(this.root);
     return this.shared.rootReal;
   }
 
   async json<T>(rel: string, required = true): Promise<T | null> {
     try {
-      const buf = await readConfined(this.root, rel, JSON_CAP_BYTES, await this.rootReal());
+      const buf = await readConfined(this.root, rel, JSON_CAP_BYTES, this.rootReal());
+      this.seal?.verify(rel, buf);
       return JSON.parse(buf.toString("utf8")) as T;
     } catch (error) {
+      if (error instanceof SealBroken) throw error;
       if (error instanceof RefusedFile) {
+        if (error.reason === "missing") this.seal?.verifyMissing(rel);
         if (error.reason === "missing" && !required) return null;
         this.problems.push(
           error.reason === "too-large"
@@ -163,11 +219,12 @@ export class BundleFiles {
   /** At most `max` bytes from one end of a file, trimmed to whole lines where it was cut. */
   private async excerpt(rel: string, max: number, end: "head" | "tail"): Promise<FileExcerpt | null> {
     try {
-      const { fh, size } = await openConfined(this.root, rel, await this.rootReal());
+      const { fd, size } = openConfined(this.root, rel, this.rootReal());
       try {
+        this.seal?.verifyOpen(rel, fd);
         const want = Math.min(size, max);
         const buf = Buffer.alloc(want);
-        const { bytesRead } = await fh.read(buf, 0, want, end === "head" ? 0 : size - want);
+        const bytesRead = readSync(fd, buf, 0, want, end === "head" ? 0 : size - want);
         let text = buf.subarray(0, bytesRead).toString("utf8");
         const truncated = bytesRead < size;
         if (truncated && end === "head") {
@@ -179,10 +236,12 @@ export class BundleFiles {
         }
         return { text, totalBytes: size, truncated, path: rel };
       } finally {
-        await fh.close();
+        closeSync(fd);
       }
     } catch (error) {
+      if (error instanceof SealBroken) throw error;
       if (error instanceof RefusedFile) {
+        if (error.reason === "missing") this.seal?.verifyMissing(rel);
         if (error.reason !== "missing") this.problems.push(error.message);
       } else this.problems.push(`${rel}: cannot be read (${(error as Error).message})`);
       return null;

@@ -7,8 +7,8 @@
 import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { UsageError } from "../errors.js";
-import { RefusedFile, readConfined } from "./files.js";
-import { checkSeal, SUMMARY_CAP_BYTES, SUMMARY_FILE } from "./seal.js";
+import { FileSeal, RefusedFile, readConfined, SealBroken } from "./files.js";
+import { checkSeal, checkSealListing, SUMMARY_CAP_BYTES, SUMMARY_FILE, sealedFileCount } from "./seal.js";
 import { SUMMARY_SCHEMA, type WireCaseSummary, type WireIndexRow, type WireSummary } from "./wire.js";
 import { parseCaseSummary, parseIndexRow, parseSummary } from "./wire-schema.js";
 
@@ -25,6 +25,11 @@ export interface Bundle {
   rows: WireIndexRow[];
   /** Whether summary.json carried a seal that matched (false: a bundle of an evalgate before seals). */
   sealed: boolean;
+  /**
+   * Set when the seal's files were not hashed here (see ReadOptions.sealOnReadAbove): the files the
+   * caller reads must be checked through it.
+   */
+  fileSeal?: FileSeal;
 }
 
 export interface ReadOptions {
@@ -34,7 +39,20 @@ export interface ReadOptions {
    * need only be JSON objects; the report view reads their fields one by one (decision 0066).
    */
   check?: "strict" | "lenient";
+  /**
+   * A lenient read of a bundle whose seal lists more files than this checks only the seal's digest
+   * and returns `fileSeal`, through which the caller checks each file it reads (the report view of
+   * thousands of cases reads a fraction of them: docs/decisions/0236). Unset: every file is hashed.
+   */
+  sealOnReadAbove?: number;
 }
+
+/**
+ * Files in a bundle above which `evalgate report` hashes only the files it reads (about 150
+ * attempts); below it the whole bundle is hashed, a few milliseconds, so that a changed file the
+ * report does not show is still named.
+ */
+export const SEAL_ON_READ_ABOVE = 1000;
 
 /** index.jsonl beyond this is not read (a row is a few KiB: hundreds of thousands of cases). */
 const INDEX_CAP_BYTES = 512 * 1024 * 1024;
@@ -73,10 +91,26 @@ async function partlyWritten(abs: string): Promise<boolean> {
 const INCOMPLETE =
   "an incomplete evalgate bundle (its run was cut off before the bundle was written to the end)";
 
-async function readText(abs: string, dir: string, rel: string, cap: number): Promise<string> {
+async function readText(
+  abs: string,
+  dir: string,
+  rel: string,
+  cap: number,
+  seal?: FileSeal,
+): Promise<string> {
   try {
-    return (await readConfined(abs, rel, cap)).toString("utf8");
+    const bytes = await readConfined(abs, rel, cap);
+    seal?.verify(rel, bytes);
+    return bytes.toString("utf8");
   } catch (error) {
+    if (error instanceof SealBroken) throw brokenSeal(dir, error.message);
+    if (error instanceof RefusedFile && error.reason === "missing" && seal) {
+      try {
+        seal.verifyMissing(rel);
+      } catch (broken) {
+        throw brokenSeal(dir, (broken as Error).message);
+      }
+    }
     if (error instanceof RefusedFile) {
       if (error.reason === "missing") {
         if (rel === SUMMARY_FILE && !(await partlyWritten(abs)))
@@ -114,11 +148,13 @@ export async function readBundle(dir: string, options: ReadOptions = {}): Promis
     );
   }
   // The seal first: a changed bundle is named as such, whatever else the change broke.
-  const seal = await checkSeal(abs, raw, strict ? "refuse" : "allow");
+  const onRead = !strict && sealedFileCount(raw) > (options.sealOnReadAbove ?? Number.POSITIVE_INFINITY);
+  const seal = onRead ? checkSealListing(raw) : await checkSeal(abs, raw, strict ? "refuse" : "allow");
   if (seal.state === "broken")
     throw new BundleError(
       `${dir} was changed after evalgate wrote it, so it is not trusted: ${seal.problem}`,
     );
+  const fileSeal = seal.state === "listed" ? new FileSeal(seal.files) : undefined;
   // Lenient reads feed only the report view, which reads every field by itself (pipeline/view-fields.ts).
   let summary = raw as WireSummary;
   if (strict) {
@@ -129,7 +165,7 @@ export async function readBundle(dir: string, options: ReadOptions = {}): Promis
   }
   // Always index.jsonl, the bundle format's one name for it: the field is a pointer for readers,
   // never a path to follow.
-  const text = await readText(abs, dir, "index.jsonl", INDEX_CAP_BYTES);
+  const text = await readText(abs, dir, "index.jsonl", INDEX_CAP_BYTES, fileSeal);
   const rows: WireIndexRow[] = [];
   text.split("\n").forEach((line, i) => {
     if (!line.trim()) return;
@@ -160,7 +196,14 @@ export async function readBundle(dir: string, options: ReadOptions = {}): Promis
     rows.push(row as WireIndexRow);
   });
   summary.status ??= "complete";
-  return { dir: abs, summary, rows, sealed: seal.state === "sealed" };
+  return { dir: abs, summary, rows, sealed: seal.state !== "unsealed", ...(fileSeal ? { fileSeal } : {}) };
+}
+
+/** The error for a bundle one of whose files does not match its seal (found by a FileSeal). */
+export function brokenSeal(dir: string, problem: string): BundleError {
+  return new BundleError(
+    `${dir} was changed after evalgate wrote it, so it is not trusted: its files do not match its seal (${problem})`,
+  );
 }
 
 /** A note for a bundle whose files cannot be checked (no seal), else undefined. */

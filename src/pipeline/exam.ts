@@ -7,7 +7,6 @@
  */
 import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { extract } from "tar";
 import type { ExamSource } from "../config/plan/index.js";
 import { UsageError } from "../errors.js";
 import type { Logger } from "../log.js";
@@ -75,6 +74,8 @@ async function writeTarball(tarball: Buffer, dir: string, tree: string): Promise
   const file = path.join(dir, "exam.tar.gz");
   await writeFile(file, tarball);
   // node-tar refuses absolute paths and `..`, and never writes through a link it made.
+  // Loaded here: only --exam-from reads an archive, and tar is a tenth of what `validate` would compile.
+  const { extract } = await import("tar");
   await extract({ file, cwd: tree, strip: 1, preserveOwner: false });
 }
 

@@ -5,8 +5,8 @@
  * downloaded artifact: a path that leaves the bundle is refused, never read.
  */
 import pLimit from "p-limit";
-import { BundleFiles } from "../bundle/files.js";
-import { readBundle } from "../bundle/read.js";
+import { BundleFiles, type FileSeal, SealBroken } from "../bundle/files.js";
+import { brokenSeal, readBundle, SEAL_ON_READ_ABOVE } from "../bundle/read.js";
 import { compactReport } from "../report/html.js";
 import {
   type AttemptEvidence,
@@ -54,6 +54,8 @@ export interface LoadReportOptions {
    * needs no review is one line of links in report.html, and its diffs are not read.
    */
   evidence?: "problems" | "all";
+  /** Files in the bundle's seal above which it is checked as files are read (bundle/read.ts). */
+  sealOnReadAbove?: number;
 }
 
 /** Bytes read from the head of a diff of a case that is not a stable pass. */
@@ -348,6 +350,8 @@ export interface BundleRecords {
   dir: string;
   summary: unknown;
   cases: { row: unknown; summary?: unknown }[];
+  /** The bundle's seal, when the files read must be checked against it as they are read. */
+  seal?: FileSeal;
 }
 
 /**
@@ -359,7 +363,7 @@ export async function viewOfRecords(
   records: BundleRecords,
   options: LoadReportOptions = {},
 ): Promise<ReportView> {
-  const reader = new BundleFiles(records.dir);
+  const reader = new BundleFiles(records.dir, undefined, records.seal);
   const limit = pLimit(16);
   const attempts = records.cases.reduce((n, x) => n + list(record(x.row).runs).length, 0);
   const compact = compactReport(records.cases.length, attempts);
@@ -384,15 +388,17 @@ export async function viewOfRecords(
 
 /**
  * Reads a bundle into a ReportView. Throws BundleError when the folder is not a bundle (no
- * summary.json or index.jsonl); below that, see {@link viewOfRecords}.
+ * summary.json or index.jsonl) or a file it reads does not match its seal; below that, see
+ * {@link viewOfRecords}.
  */
 export async function loadReportView(
   bundleDir: string,
   options: LoadReportOptions = {},
 ): Promise<ReportView> {
-  const bundle = await readBundle(bundleDir, { check: "lenient" });
-  return viewOfRecords(
-    { dir: bundle.dir, summary: bundle.summary, cases: bundle.rows.map((row) => ({ row })) },
-    options,
-  );
+  const sealOnReadAbove = options.sealOnReadAbove ?? SEAL_ON_READ_ABOVE;
+  const b = await readBundle(bundleDir, { check: "lenient", sealOnReadAbove });
+  const cases = b.rows.map((row) => ({ row }));
+  return viewOfRecords({ dir: b.dir, summary: b.summary, cases, seal: b.fileSeal }, options).catch((e) => {
+    throw e instanceof SealBroken ? brokenSeal(bundleDir, e.message) : e;
+  });
 }

@@ -1,4 +1,4 @@
-import { cpSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { appendFileSync, cpSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
@@ -8,7 +8,8 @@ import {
   viewOfRecords,
 } from "../../src/pipeline/report-view.js";
 import { renderComment } from "../../src/report/comment.js";
-import { COMPACT_ABOVE, COMPACT_ABOVE_ATTEMPTS } from "../../src/report/html.js";
+import { COMPACT_ABOVE, COMPACT_ABOVE_ATTEMPTS, renderHtml } from "../../src/report/html.js";
+import { renderJUnit } from "../../src/report/junit.js";
 import { expectCompleteBundle, quickstartRun, runCli, sh, tempDir, writeFiles } from "../helpers.js";
 
 /**
@@ -236,5 +237,74 @@ describe("loadReportView", () => {
     expect(view.cases[0]!.runs[0]!.evidence!.logTail).toBeNull();
     // A damaged bundle still renders, and says what it could not read.
     expect(renderComment(view, { key: "k", maxChars: 65_536 })).toContain("could not be read");
+  });
+
+  /** A copy of the run's bundle, changed by `change` (bundle folder, its first index row). */
+  function changedCopy(change: (copy: string, row: { result_dir: string }) => void): string {
+    const copy = path.join(tempDir(), "copy");
+    cpSync(bundle, copy, { recursive: true });
+    change(copy, JSON.parse(readFileSync(path.join(copy, "index.jsonl"), "utf8").trim()));
+    return copy;
+  }
+  const onRead = { sealOnReadAbove: 0 } as const;
+
+  it("checks a large bundle's seal file by file as it reads them: the same view and the same pages", async () => {
+    // sealOnReadAbove: 0 treats this real run's bundle as a large one (above SEAL_ON_READ_ABOVE files).
+    for (const evidence of ["problems", "all"] as const) {
+      const whole = await loadReportView(bundle, { evidence });
+      const perFile = await loadReportView(bundle, { evidence, ...onRead });
+      expect(perFile).toEqual(whole);
+      expect(renderComment(perFile, { key: "k", maxChars: 65_536 })).toBe(
+        renderComment(whole, { key: "k", maxChars: 65_536 }),
+      );
+      expect(renderHtml(perFile)).toBe(renderHtml(whole));
+      expect(renderJUnit(perFile)).toBe(renderJUnit(whole));
+    }
+  });
+
+  it("in a large bundle reads only what it renders: a changed file it does not show is not read", async () => {
+    // The agent's prompt.md is in the bundle and its seal, but no report shows it.
+    const copy = changedCopy((c, row) =>
+      appendFileSync(path.join(c, row.result_dir, "run-1", "prompt.md"), "x"),
+    );
+    // A small bundle is hashed whole, so the change is named...
+    await expect(loadReportView(copy)).rejects.toThrow(
+      /changed after evalgate wrote it.*changed: .*prompt\.md/,
+    );
+    // ...a large one's report does not read that file (before: every file was hashed, and this threw).
+    const view = await loadReportView(copy, { evidence: "all", ...onRead });
+    expect(view.cases[0]!.runs[0]!.evidence!.logTail!.text).toContain("THE LAST LINE");
+  });
+
+  it("in a large bundle still refuses a file it shows that changed or went missing, and a changed summary.json", async () => {
+    const refused = async (copy: string, problem: RegExp) => {
+      for (const o of [{}, onRead])
+        await expect(loadReportView(copy, { evidence: "all", ...o })).rejects.toThrow(problem);
+    };
+    // The agent log's first line (its tail is what the report shows: the whole file is hashed).
+    await refused(
+      changedCopy((c, row) => {
+        const log = path.join(c, row.result_dir, "run-1", "agent.log");
+        writeFileSync(log, readFileSync(log, "utf8").replace("line 0:", "line O:"));
+      }),
+      /changed after evalgate wrote it, so it is not trusted: its files do not match its seal \(changed: .*agent\.log/,
+    );
+    await refused(
+      changedCopy((c, row) => rmSync(path.join(c, row.result_dir, "run-1", "result.json"))),
+      /not match its seal \(missing: .*result\.json/,
+    );
+    await refused(
+      changedCopy((c) => appendFileSync(path.join(c, "index.jsonl"), "\n")),
+      /not match its seal \(changed: index\.jsonl/,
+    );
+    await refused(
+      changedCopy((c) => {
+        const file = path.join(c, "summary.json");
+        const summary = JSON.parse(readFileSync(file, "utf8"));
+        summary.counts.passed += 1;
+        writeFileSync(file, JSON.stringify(summary));
+      }),
+      /summary\.json changed/,
+    );
   });
 });
