@@ -16,7 +16,6 @@ import {
   isStablePass,
   needsReview,
   type ReportView,
-  type SetupView,
 } from "../report/view.js";
 import {
   admissionViewOf,
@@ -36,7 +35,7 @@ import {
   policyOf,
   record,
   scorerOf,
-  setupViewOf,
+  setupFieldOf,
   shardOf,
   targetOf,
   text,
@@ -197,8 +196,7 @@ function runsOf(row: Json, summary: Json | null): AttemptTry[] {
 
 function caseOf(row: Json, summary: Json | null): CaseView {
   const a = record(row.attempts);
-  const stats = record(summary?.stats);
-  const [low, high, ...rest] = list(stats.wilson_95).map(num);
+  const [low, high, ...rest] = list(record(summary?.stats).wilson_95).map(num);
   const policy = summary?.policy && typeof summary.policy === "object" ? record(summary.policy) : null;
   return {
     evalPath: text(row.eval_path),
@@ -237,11 +235,9 @@ function caseOf(row: Json, summary: Json | null): CaseView {
     resultDir: text(row.result_dir),
     runs: runsOf(row, summary),
     exam: caseExamOf(row.exam),
-    ...withSetup(setupViewOf(summary?.setup)),
+    ...setupFieldOf(summary?.setup),
   };
 }
-
-const withSetup = (setup: SetupView | undefined) => (setup ? { setup } : {});
 
 function viewOf(summary: Json, cases: CaseView[], problems: string[]): ReportView {
   const run = record(summary.run);

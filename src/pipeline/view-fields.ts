@@ -115,17 +115,16 @@ export function changeOf(x: unknown): ChangeView | null {
   };
 }
 
-/** A case summary's `setup` (undefined: none ran, or the bundle predates it). */
-export function setupViewOf(x: unknown): SetupView | undefined {
-  if (!x || typeof x !== "object") return undefined;
+/** A case summary's `setup` as the view's field (none: no setup ran, or the bundle predates it). */
+export function setupFieldOf(x: unknown): { setup?: SetupView } {
+  if (!x || typeof x !== "object") return {};
   const s = record(x);
   const command = Array.isArray(s.command) ? s.command.map(text).join(" ") : text(s.command);
   const c = s.npm_cache && typeof s.npm_cache === "object" ? record(s.npm_cache) : null;
-  return {
-    command,
-    durationMs: numOr0(s.duration_ms),
-    npmCache: c ? { reused: numOr0(c.reused), kept: numOr0(c.kept), rejected: numOr0(c.rejected) } : null,
-  };
+  const npmCache = c
+    ? { reused: numOr0(c.reused), kept: numOr0(c.kept), rejected: numOr0(c.rejected) }
+    : null;
+  return { setup: { command, durationMs: numOr0(s.duration_ms), npmCache } };
 }
 
 /** A row's admission (null: the bundle predates it). */
