@@ -38,13 +38,8 @@ const SCRIPT = [
   'exec "$@"',
 ].join("\n");
 
-/** `argv` run with the overlays mounted: a bubblewrap command (its program first) or any other. */
-export function overlaidArgv(argv: readonly string[], mounts: readonly OverlayMount[]): string[] {
-  const ids =
-    typeof process.getuid === "function"
-      ? ["--uid", String(process.getuid()), "--gid", String(process.getgid!()), "--cap-drop", "ALL"]
-      : [];
-  const inner = [argv[0]!, ...ids, ...argv.slice(1)];
+/** `unshare` running SCRIPT: the overlays mounted in a new user and mount namespace, then `argv`. */
+function withOverlays(argv: readonly string[], mounts: readonly OverlayMount[]): string[] {
   const list = mounts.flatMap((m) => [m.lower, m.upper, m.work, m.target]);
   return [
     "unshare",
@@ -58,27 +53,23 @@ export function overlaidArgv(argv: readonly string[], mounts: readonly OverlayMo
     "evalgate-overlay",
     String(mounts.length),
     ...list,
-    ...inner,
+    ...argv,
   ];
+}
+
+/** `argv` run with the overlays mounted: a bubblewrap command (its program first) or any other. */
+export function overlaidArgv(argv: readonly string[], mounts: readonly OverlayMount[]): string[] {
+  const ids =
+    typeof process.getuid === "function"
+      ? ["--uid", String(process.getuid()), "--gid", String(process.getgid!()), "--cap-drop", "ALL"]
+      : [];
+  return withOverlays([argv[0]!, ...ids, ...argv.slice(1)], mounts);
 }
 
 /** A plain command (not under bubblewrap) run with the overlays mounted: for evalgate's own looks. */
 export function overlaidCommand(command: Command, mounts: readonly OverlayMount[]): Command {
   const argv = "argv" in command ? command.argv : ["/bin/sh", "-c", command.shell];
-  const list = mounts.flatMap((m) => [m.lower, m.upper, m.work, m.target]);
-  return {
-    argv: [
-      "unshare",
-      "--user",
-      "--map-root-user",
-      "--mount",
-      "--",
-      "/bin/sh",
-      "-c",
-      SCRIPT,
-      "evalgate-overlay",
-    ].concat(String(mounts.length), list, argv),
-  };
+  return { argv: withOverlays(argv, mounts) };
 }
 
 /** Characters overlayfs's options cannot carry unescaped. */

@@ -9,7 +9,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as md from "../../src/report/markdown.js";
 import {
-  branchRepo,
+  demoRepo,
   EVAL,
   GOOD_AGENT,
   headOf,
@@ -31,17 +31,7 @@ function day(offset: number): string {
   return new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
 }
 
-/** A repository whose main has `mainFiles` and whose feature branch changes `prFiles`. */
-const repoWith = (mainFiles: Record<string, string>, prFiles: Record<string, string>): Repo =>
-  branchRepo(
-    {
-      "evals/demo.eval.yaml": EVAL,
-      "evals/agent.sh": GOOD_AGENT,
-      ".gitignore": ".evalgate/results/\n",
-      ...mainFiles,
-    },
-    prFiles,
-  );
+const repoWith = demoRepo;
 
 /** The real issue_comment (created) example, as GitHub sends it for a comment on PR `number`. */
 function commentPayload(
@@ -296,16 +286,8 @@ describe("quarantine, the base commit's gate, labels and paths on pull requests"
 
   const BROKEN = { "evals/agent.sh": "echo hello > hello.txt\n" };
   const openPr = (repo: Repo, files: string[] = []) => {
-    gh.pulls.set(2, {
-      number: 2,
-      headSha: repo.broken,
-      headRef: "feature",
-      headRepo: REPO,
-      baseRef: "main",
-      baseSha: repo.main,
-    });
+    openPull(gh, repo);
     gh.pullFiles.set(2, files);
-    gh.comments.length = 0;
   };
   const quarantine = (expires: string) =>
     `- case: demo/farewell\n  reason: bye.txt is flaky on CI\n  owner: "@alice"\n  expires: ${expires}\n`;

@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  branchRepo,
+  demoRepo,
   EVAL,
   GOOD_AGENT,
   headOf,
@@ -32,17 +32,7 @@ const WRITER = { "pull-requests": "write", actions: "read", checks: "write", sta
 const sticky = (gh: FakeGitHub, issue = 2) =>
   gh.comments.filter((c) => c.issue === issue && c.body.startsWith(MARKER));
 
-/** A repository whose main has `mainFiles` and whose feature branch changes `prFiles`. */
-const repoWith = (mainFiles: Record<string, string>, prFiles: Record<string, string>): Repo =>
-  branchRepo(
-    {
-      "evals/demo.eval.yaml": EVAL,
-      "evals/agent.sh": GOOD_AGENT,
-      ".gitignore": ".evalgate/results/\n",
-      ...mainFiles,
-    },
-    prFiles,
-  );
+const repoWith = demoRepo;
 
 function onPr(
   gh: FakeGitHub,

@@ -314,14 +314,7 @@ describe("a checkout that cannot fetch the base commit", () => {
     gh.gitDir = origin.dir;
     gh.private = true;
     const repo: Repo = { ...origin, dir: shallow, checkout: () => undefined };
-    gh.pulls.set(2, {
-      number: 2,
-      headSha: repo.broken,
-      headRef: "feature",
-      headRepo: REPO,
-      baseRef: "main",
-      baseSha: repo.main,
-    });
+    openPull(gh, repo);
     const r = await runStep({
       server: gh,
       run: prRun(gh, repo.broken),

@@ -75,6 +75,18 @@ export function branchRepo(mainFiles: Record<string, string>, prFiles: Record<st
   return { dir, main, broken: pr, fixed: pr, checkout: (sha) => sh(`git checkout -q ${sha}`, dir) };
 }
 
+/** A repository of the demo suite (EVAL, GOOD_AGENT) plus `mainFiles` on main, with `prFiles` on feature. */
+export const demoRepo = (mainFiles: Record<string, string>, prFiles: Record<string, string>): Repo =>
+  branchRepo(
+    {
+      "evals/demo.eval.yaml": EVAL,
+      "evals/agent.sh": GOOD_AGENT,
+      ".gitignore": ".evalgate/results/\n",
+      ...mainFiles,
+    },
+    prFiles,
+  );
+
 /** Pull request 2 from `feature` at the repository's PR commit onto main, with no comments yet. */
 export function openPull(gh: FakeGitHub, repo: Repo): void {
   gh.pulls.set(2, {
