@@ -88,6 +88,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
   let transcript: string | undefined;
   let agentOutput: string | undefined;
   const warnings: string[] = [];
+  let trees: AttemptTrees | undefined; // read by result(), also when the start failed
   const result = (): AttemptResult => {
     const decision = decideStatus(facts);
     const r: AttemptResult = {
@@ -130,7 +131,6 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
   const home = path.join(input.workDir, "home");
   const tmp = path.join(input.workDir, "tmp");
   let diff: CapturedDiff | undefined;
-  let trees: AttemptTrees | undefined;
   try {
     const w0 = performance.now();
     await discardTree(input.workDir);
