@@ -18,18 +18,38 @@ try {
   );
   process.exit(0);
 }
+/**
+ * fdir (tinyglobby's crawler) tries to require picomatch from node_modules when it is loaded, for its
+ * own glob() that tinyglobby never calls (it gives fdir its filters): in the bundle that one
+ * require read and compiled four files of node_modules on every start. Left as it is when fdir's
+ * text changes.
+ */
+const fdirWithoutOptionalPicomatch = {
+  name: "fdir-without-optional-picomatch",
+  transform(code, id) {
+    if (!/[\\/]node_modules[\\/]fdir[\\/]/.test(id)) return null;
+    const optional = '__require.resolve("picomatch");\n\tpm = __require("picomatch");';
+    return code.includes(optional) ? code.replace(optional, "") : null;
+  },
+};
+
 rmSync(OUT, { recursive: true, force: true });
 await rolldown.build({
   input: { main: "lib/cli/main.js" },
   platform: "node",
+  plugins: [fdirWithoutOptionalPicomatch],
   // ast-grep's native binding and parsers are found at run time (scorers/ast-grep-native.ts).
   external: [/^@ast-grep\//],
   logLevel: "warn",
   output: {
     dir: OUT,
-    format: "esm",
-    entryFileNames: "[name].js",
-    chunkFileNames: "[name]-[hash].js",
+    // CommonJS: on Node 20, bin/code-cache.js compiles each chunk as a vm.Script with V8's code
+    // cache, which only a script (not an ES module) can be given (docs/decisions/0221).
+    format: "cjs",
+    // The sources are ES modules, strict throughout (as the ESM bundle before was): so is each chunk.
+    strict: true,
+    entryFileNames: "[name].cjs",
+    chunkFileNames: "[name]-[hash].cjs",
     // Each command file stays one chunk: `evalgate validate` does not compile `run`'s pipeline.
     minify: false,
   },
