@@ -24,14 +24,16 @@ if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
 /**
  * The CLI: the bundle (lib/cli-bundle/, CommonJS chunks) when it is fresh, else lib/. Node ≥ 22.1
  * keeps the compiled code of what it loads between runs (its compile cache, in the system temp
- * folder; NODE_DISABLE_COMPILE_CACHE=1 turns it off); on Node 20, which has none, lib/cli/code-cache.js
- * gives the bundle's chunks V8's code cache itself (docs/decisions/0235, 0221).
+ * folder); on Node 20, which has none, lib/cli/code-cache.js gives the bundle's chunks V8's code
+ * cache itself (docs/decisions/0235, 0221). NODE_DISABLE_COMPILE_CACHE=1 turns either off.
  */
 async function loadCli() {
   const bundle = bundleIsFresh();
   if (module.enableCompileCache) {
     module.enableCompileCache();
     if (bundle) return module.createRequire(import.meta.url)("../lib/cli-bundle/main.cjs");
+  } else if (bundle && process.env.NODE_DISABLE_COMPILE_CACHE) {
+    return module.createRequire(import.meta.url)("../lib/cli-bundle/main.cjs");
   } else if (bundle) {
     const { loadWithCodeCache } = await import("../lib/cli/code-cache.js");
     const dir = fileURLToPath(new URL("../lib/cli-bundle", import.meta.url));
