@@ -6,6 +6,7 @@
 // on Node 20); "validate, unbundled" runs it from lib/ (before lib/cli-bundle/: decision 0235).
 // "floor: YAML + schema" is bench/startup-floor.mjs: only reading the quickstart's eval file and
 // checking it against the eval-file schema, bundled and code-cached as the CLI is.
+// STARTUP_COMPARE=<another checkout's bin/evalgate.js> adds its validate (say, main's before a change).
 // Run: npm run build && node bench/startup.mjs [rounds]
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -27,6 +28,9 @@ const cases = {
   "evalgate validate": [[bin, "validate", quickstart]],
   "validate, no code cache": [[bin, "validate", quickstart], noCache],
   "validate, unbundled": [["--input-type=module", "-e", unbundled, "validate", quickstart]],
+  ...(process.env.STARTUP_COMPARE && {
+    "validate, STARTUP_COMPARE": [[process.env.STARTUP_COMPARE, "validate", quickstart]],
+  }),
   ...(floor && { "floor: YAML + schema": [[floor, path.join(quickstart, "quickstart.eval.yaml")]] }),
 };
 if (!existsSync(fileURLToPath(new URL("../lib/cli-bundle/main.cjs", import.meta.url))))
@@ -108,7 +112,7 @@ for (const [what, table] of [
     const s = sorted(xs);
     const [min, med, max] = [s[0], median(s), s.at(-1)];
     console.log(
-      `  ${name.padEnd(24)} min ${min.toFixed(0).padStart(5)} ms  median ${med.toFixed(0).padStart(5)} ms  max ${max.toFixed(0).padStart(5)} ms  ${(med / base.median).toFixed(2)}× bare node (median; min ${(min / base.min).toFixed(2)}×)`,
+      `  ${name.padEnd(26)} min ${min.toFixed(0).padStart(5)} ms  median ${med.toFixed(0).padStart(5)} ms  max ${max.toFixed(0).padStart(5)} ms  ${(med / base.median).toFixed(2)}× bare node (median; min ${(min / base.min).toFixed(2)}×)`,
     );
   }
 }
