@@ -198,5 +198,7 @@ describe("lib/cli/code-cache.js (the bundle on Node 20)", () => {
     const stats = JSON.parse(/^STATS (.*)$/m.exec(r.stderr)![1]!) as Record<string, string>;
     expect(Object.keys(stats).length).toBeGreaterThan(5);
     expect(Object.values(stats).every((o) => o === "hit")).toBe(true);
+    // before: validate evaluated execa's chunk (git.ts and environment/engine.ts imported it).
+    expect(Object.keys(stats).filter((chunk) => chunk.startsWith("execa-"))).toEqual([]);
   });
 });

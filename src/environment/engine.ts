@@ -14,7 +14,6 @@
  *   evalgate gives the writable mounts back to its own user (`chownAfter`).
  */
 import { existsSync, readFileSync } from "node:fs";
-import { execa } from "execa";
 import { findProgram } from "../sandbox/commands.js";
 
 export const ENGINES = ["docker", "podman"] as const;
@@ -123,6 +122,9 @@ export async function engineExec(
   args: readonly string[],
   opts: { timeoutMs?: number; env?: Record<string, string> } = {},
 ): Promise<ExecResult> {
+  // Loaded on first use: `evalgate validate` reaches this module and never runs an engine
+  // (docs/decisions/0221).
+  const { execa } = await import("execa");
   const r = await execa(engine.program, [...(engine.globalArgs ?? []), ...args], {
     reject: false,
     env: { ...engine.env, ...opts.env },

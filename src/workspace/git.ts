@@ -3,8 +3,7 @@
  * identity and without the user's or system git configuration, so results do not depend on the
  * machine, and never run a hook or a file-system monitor (docs/decisions/0186).
  */
-import { spawn } from "node:child_process";
-import { execa } from "execa";
+import { execFile, spawn } from "node:child_process";
 
 export class GitError extends Error {
   constructor(
@@ -133,6 +132,9 @@ export function nulInput(parts: readonly Buffer[]): Buffer {
 
 async function gitRaw(args: readonly string[], opts: GitOptions): Promise<string | Buffer> {
   const full = [...SAFE_CONFIG, ...args];
+  // Loaded on first use, not with this module: `evalgate validate` imports it and evaluating execa
+  // was a tenth of its start-up (docs/decisions/0221).
+  const { execa } = await import("execa");
   const result = await execa("git", full, {
     cwd: opts.cwd,
     env: gitEnv(opts.env),
@@ -238,10 +240,15 @@ export async function gitCapped(
 }
 
 /** The top folder of the git repository holding `cwd`, or `cwd` itself outside a repository. */
-export async function repositoryRoot(cwd: string): Promise<string> {
-  try {
-    return (await git(["rev-parse", "--show-toplevel"], { cwd })).trim() || cwd;
-  } catch {
-    return cwd;
-  }
+export function repositoryRoot(cwd: string): Promise<string> {
+  // node's execFile, not execa: with it `evalgate validate` runs without loading execa at all
+  // (docs/decisions/0221). The same command, configuration and environment as git().
+  return new Promise((resolve) => {
+    execFile(
+      "git",
+      [...SAFE_CONFIG, "rev-parse", "--show-toplevel"],
+      { cwd, env: gitEnv(), encoding: "utf8" },
+      (error, stdout) => resolve((error ? "" : stdout.trim()) || cwd),
+    );
+  });
 }
