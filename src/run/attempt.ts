@@ -186,6 +186,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
         tmp,
       }),
       runner: agentLimit.runner,
+      ...(input.place ? { inEnvironment: true } : {}),
     });
     phases.agentMs = Math.round(performance.now() - a0);
     const agent: AgentRecord = {

@@ -17,6 +17,7 @@ import { AGENTS, type AgentName, type Installed, installAgent } from "../agent-c
 import { busyboxImage, testEngine, toolContext } from "../environment/images.js";
 import { readJson, readJsonl, runCliAsync, tempDir, writeFiles } from "../helpers.js";
 import { startAnthropicServer } from "../providers/anthropic-server.js";
+import { startOpenAIServer } from "../providers/openai-server.js";
 
 const { engine } = await testEngine();
 const BASH_STATIC = "/bin/bash-static";
@@ -192,4 +193,48 @@ describe.skipIf(!ready)("claude-code in an environment (real CLI, real engine)",
   });
 
   checksOf(() => ({ out, installed }), "claude-code");
+});
+
+describe.skipIf(!ready)("codex in an environment (real CLI, real engine)", () => {
+  const KEY = "sk-proj-local-test-key-0123456789abcdef";
+  let installed: Installed;
+  let out: string;
+  let server: Awaited<ReturnType<typeof startOpenAIServer>> | undefined;
+
+  beforeAll(async () => {
+    const p = await prepared("codex");
+    installed = p.installed;
+    if ("skip" in installed) return;
+    server = await startOpenAIServer({
+      apiKey: KEY,
+      script: [
+        {
+          items: [{ type: "function_call", name: "exec_command", arguments: { cmd: TOOL } }],
+          usage: { input_tokens: 3000, cached_tokens: 1000, output_tokens: 80 },
+        },
+        {
+          items: [{ type: "message", text: "Done." }],
+          usage: { input_tokens: 3500, cached_tokens: 3000, output_tokens: 20 },
+        },
+      ],
+    });
+    writeFiles(p.dir, {
+      "p.eval.yaml": evalFile({
+        name: "codex",
+        provider: "codex",
+        bin: installed.bin,
+        model: "gpt-5-codex",
+        env_passthrough: ["OPENAI_API_KEY", "OPENAI_BASE_URL"],
+        sandbox: { type: "auto", network: true },
+        timeout: "3m",
+      }),
+    });
+    out = (await runEval(p.dir, { OPENAI_API_KEY: KEY, OPENAI_BASE_URL: `${server.url}/v1` })).out;
+  }, 600_000);
+
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  checksOf(() => ({ out, installed }), "codex");
 });
