@@ -17,6 +17,7 @@ import { AGENTS, type AgentName, type Installed, installAgent } from "../agent-c
 import { busyboxImage, testEngine, toolContext } from "../environment/images.js";
 import { readJson, readJsonl, runCliAsync, tempDir, writeFiles } from "../helpers.js";
 import { startAnthropicServer } from "../providers/anthropic-server.js";
+import { startGeminiServer } from "../providers/gemini-server.js";
 import { startOpenAIServer } from "../providers/openai-server.js";
 
 const { engine } = await testEngine();
@@ -237,4 +238,47 @@ describe.skipIf(!ready)("codex in an environment (real CLI, real engine)", () =>
   });
 
   checksOf(() => ({ out, installed }), "codex");
+});
+
+describe.skipIf(!ready)("gemini-cli in an environment (real CLI, real engine)", () => {
+  const KEY = "AIzaSyLocalTestKey0123456789abcdefghijk";
+  let installed: Installed;
+  let out: string;
+  let server: Awaited<ReturnType<typeof startGeminiServer>> | undefined;
+
+  beforeAll(async () => {
+    const p = await prepared("gemini-cli");
+    installed = p.installed;
+    if ("skip" in installed) return;
+    server = await startGeminiServer({
+      apiKey: KEY,
+      script: [
+        {
+          parts: [
+            { functionCall: { name: "run_shell_command", args: { command: TOOL, description: "run it" } } },
+          ],
+          usage: { prompt: 3000, cached: 1000, output: 80 },
+        },
+        { parts: [{ text: "Done." }], usage: { prompt: 3500, cached: 3000, output: 20 } },
+      ],
+    });
+    writeFiles(p.dir, {
+      "p.eval.yaml": evalFile({
+        name: "gemini",
+        provider: "gemini-cli",
+        bin: installed.bin,
+        model: "gemini-2.5-pro",
+        env_passthrough: ["GEMINI_API_KEY", "GOOGLE_GEMINI_BASE_URL"],
+        sandbox: { type: "auto", network: true },
+        timeout: "3m",
+      }),
+    });
+    out = (await runEval(p.dir, { GEMINI_API_KEY: KEY, GOOGLE_GEMINI_BASE_URL: server.url })).out;
+  }, 600_000);
+
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  checksOf(() => ({ out, installed }), "gemini-cli");
 });
