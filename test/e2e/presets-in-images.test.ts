@@ -11,6 +11,7 @@
  * runner (no environment): there `exam-tool` does not exist, and the case fails.
  */
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
+import net from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AGENTS, type AgentName, type Installed, installAgent } from "../agent-cli.js";
@@ -42,25 +43,28 @@ const TOOL = [
 
 interface Row {
   test_id: string;
+  target: string;
   verdict: string;
   runs: { dir: string }[];
 }
 
-function runDir(out: string, testId: string): string {
-  const row = readJsonl<Row>(path.join(out, "index.jsonl")).find((r) => r.test_id === testId);
+function runDir(out: string, testId: string, target?: string): string {
+  const row = readJsonl<Row>(path.join(out, "index.jsonl")).find(
+    (r) => r.test_id === testId && (!target || r.target === target),
+  );
   expect(row, testId).toBeDefined();
   return path.join(out, row!.runs[0]!.dir);
 }
 
 /** The eval file: the case in the image (WORKDIR /app) and the control on the runner. */
-function evalFile(target: object): string {
+function evalFile(target: object | object[], control = true): string {
   const scorers = [
     { name: "tool", type: "command", run: "grep -q 'exam-tool ran: agent' tool.txt" },
     { name: "no-libc", type: "command", run: "grep -qx 0 libc.txt" },
   ];
   return JSON.stringify({
     name: "presets-in-images",
-    targets: [target],
+    targets: Array.isArray(target) ? target : [target],
     workspace: { seed: { path: "project" } },
     tests: [
       {
@@ -69,7 +73,7 @@ function evalFile(target: object): string {
         environment: { build: { dockerfile: "env/Containerfile" } },
         scorers,
       },
-      { id: "on-runner", instruction: "Run exam-tool.", scorers },
+      ...(control ? [{ id: "on-runner", instruction: "Run exam-tool.", scorers }] : []),
     ],
   });
 }
@@ -154,131 +158,223 @@ function checksOf(get: () => { out: string; installed: Installed }, agent: Agent
   });
 }
 
-describe.skipIf(!ready)("claude-code in an environment (real CLI, real engine)", () => {
-  const KEY = "sk-ant-local-test-key-0123456789";
-  let installed: Installed;
-  let out: string;
-  let server: Awaited<ReturnType<typeof startAnthropicServer>> | undefined;
+/** One agent CLI: its scripted model server, its target, and the runner's variables that reach it. */
+interface AgentSetup {
+  start(): Promise<{ url: string; close(): Promise<void> }>;
+  target(bin: string): Record<string, unknown>;
+  env(url: string): Record<string, string>;
+}
 
-  beforeAll(async () => {
-    const p = await prepared("claude-code");
-    installed = p.installed;
-    if ("skip" in installed) return;
-    server = await startAnthropicServer({
-      apiKey: KEY,
-      script: [
-        {
-          blocks: [{ type: "tool_use", name: "Bash", input: { command: TOOL, description: "Run it" } }],
-          usage: { input_tokens: 900, output_tokens: 40 },
-        },
-        { blocks: [{ type: "text", text: "Done." }], usage: { input_tokens: 1000, output_tokens: 5 } },
-      ],
-    });
-    writeFiles(p.dir, {
-      "p.eval.yaml": evalFile({
-        name: "claude",
-        provider: "claude-code",
-        bin: installed.bin,
-        model: "claude-sonnet-4-5-20250929",
-        env_passthrough: ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"],
-        env: { CLAUDE_CODE_MAX_RETRIES: "0" },
+const SETUPS: Record<AgentName, AgentSetup> = {
+  "claude-code": {
+    start: () =>
+      startAnthropicServer({
+        apiKey: "sk-ant-local-test-key-0123456789",
+        script: [
+          {
+            blocks: [{ type: "tool_use", name: "Bash", input: { command: TOOL, description: "Run it" } }],
+            usage: { input_tokens: 900, output_tokens: 40 },
+          },
+          { blocks: [{ type: "text", text: "Done." }], usage: { input_tokens: 1000, output_tokens: 5 } },
+        ],
+      }),
+    target: (bin) => ({
+      name: "claude",
+      provider: "claude-code",
+      bin,
+      model: "claude-sonnet-4-5-20250929",
+      env_passthrough: ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"],
+      env: { CLAUDE_CODE_MAX_RETRIES: "0" },
+    }),
+    env: (url) => ({ ANTHROPIC_API_KEY: "sk-ant-local-test-key-0123456789", ANTHROPIC_BASE_URL: url }),
+  },
+  codex: {
+    start: () =>
+      startOpenAIServer({
+        apiKey: "sk-proj-local-test-key-0123456789abcdef",
+        script: [
+          {
+            items: [{ type: "function_call", name: "exec_command", arguments: { cmd: TOOL } }],
+            usage: { input_tokens: 3000, cached_tokens: 1000, output_tokens: 80 },
+          },
+          {
+            items: [{ type: "message", text: "Done." }],
+            usage: { input_tokens: 3500, cached_tokens: 3000, output_tokens: 20 },
+          },
+        ],
+      }),
+    target: (bin) => ({
+      name: "codex",
+      provider: "codex",
+      bin,
+      model: "gpt-5-codex",
+      env_passthrough: ["OPENAI_API_KEY", "OPENAI_BASE_URL"],
+    }),
+    env: (url) => ({
+      OPENAI_API_KEY: "sk-proj-local-test-key-0123456789abcdef",
+      OPENAI_BASE_URL: `${url}/v1`,
+    }),
+  },
+  "gemini-cli": {
+    start: () =>
+      startGeminiServer({
+        apiKey: "AIzaSyLocalTestKey0123456789abcdefghijk",
+        script: [
+          {
+            parts: [
+              { functionCall: { name: "run_shell_command", args: { command: TOOL, description: "run it" } } },
+            ],
+            usage: { prompt: 3000, cached: 1000, output: 80 },
+          },
+          { parts: [{ text: "Done." }], usage: { prompt: 3500, cached: 3000, output: 20 } },
+        ],
+      }),
+    target: (bin) => ({
+      name: "gemini",
+      provider: "gemini-cli",
+      bin,
+      model: "gemini-2.5-pro",
+      env_passthrough: ["GEMINI_API_KEY", "GOOGLE_GEMINI_BASE_URL"],
+    }),
+    env: (url) => ({
+      GEMINI_API_KEY: "AIzaSyLocalTestKey0123456789abcdefghijk",
+      GOOGLE_GEMINI_BASE_URL: url,
+    }),
+  },
+};
+
+// On the engine's network, the model server on the runner's loopback reached through the forwarder.
+describe.skipIf(!ready).each(["claude-code", "codex", "gemini-cli"] as const)(
+  "%s in an environment (real CLI, real engine)",
+  (agent) => {
+    let installed: Installed;
+    let out: string;
+    let server: { close(): Promise<void> } | undefined;
+
+    beforeAll(async () => {
+      const p = await prepared(agent);
+      installed = p.installed;
+      if ("skip" in installed) return;
+      const setup = SETUPS[agent];
+      const s = await setup.start();
+      server = s;
+      const target = {
+        ...setup.target(installed.bin),
         sandbox: { type: "auto", network: true },
         timeout: "3m",
-      }),
-    });
-    out = (await runEval(p.dir, { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: server.url })).out;
-  }, 600_000);
+      };
+      writeFiles(p.dir, { "p.eval.yaml": evalFile(target) });
+      out = (await runEval(p.dir, setup.env(s.url))).out;
+    }, 600_000);
 
-  afterAll(async () => {
-    await server?.close();
+    afterAll(async () => {
+      await server?.close();
+    });
+
+    checksOf(() => ({ out, installed }), agent);
+  },
+);
+
+/** A TCP relay on the runner's 127.0.0.2 to a server on 127.0.0.1: an address a container cannot reach itself. */
+async function relay(to: string): Promise<{ url: string; close(): Promise<void> }> {
+  const port = Number(new URL(to).port);
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((c) => {
+    const up = net.connect(port, "127.0.0.1");
+    for (const s of [c, up]) {
+      sockets.add(s);
+      s.on("error", () => {
+        c.destroy();
+        up.destroy();
+      });
+    }
+    c.pipe(up);
+    up.pipe(c);
   });
-
-  checksOf(() => ({ out, installed }), "claude-code");
-});
-
-describe.skipIf(!ready)("codex in an environment (real CLI, real engine)", () => {
-  const KEY = "sk-proj-local-test-key-0123456789abcdef";
-  let installed: Installed;
-  let out: string;
-  let server: Awaited<ReturnType<typeof startOpenAIServer>> | undefined;
-
-  beforeAll(async () => {
-    const p = await prepared("codex");
-    installed = p.installed;
-    if ("skip" in installed) return;
-    server = await startOpenAIServer({
-      apiKey: KEY,
-      script: [
-        {
-          items: [{ type: "function_call", name: "exec_command", arguments: { cmd: TOOL } }],
-          usage: { input_tokens: 3000, cached_tokens: 1000, output_tokens: 80 },
-        },
-        {
-          items: [{ type: "message", text: "Done." }],
-          usage: { input_tokens: 3500, cached_tokens: 3000, output_tokens: 20 },
-        },
-      ],
-    });
-    writeFiles(p.dir, {
-      "p.eval.yaml": evalFile({
-        name: "codex",
-        provider: "codex",
-        bin: installed.bin,
-        model: "gpt-5-codex",
-        env_passthrough: ["OPENAI_API_KEY", "OPENAI_BASE_URL"],
-        sandbox: { type: "auto", network: true },
-        timeout: "3m",
+  await new Promise<void>((r) => server.listen(0, "127.0.0.2", r));
+  return {
+    url: `http://127.0.0.2:${(server.address() as net.AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((r) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => r());
       }),
-    });
-    out = (await runEval(p.dir, { OPENAI_API_KEY: KEY, OPENAI_BASE_URL: `${server.url}/v1` })).out;
-  }, 600_000);
+  };
+}
 
-  afterAll(async () => {
-    await server?.close();
-  });
+// Under a network allow-list (an internal network whose one way out is evalgate's proxy): the model
+// server on the runner's loopback, listed, is forwarded ("forwarded"); a listed model server the
+// container cannot reach itself (the runner's 127.0.0.2) is reached only if the CLI sends its
+// requests through HTTP(S)_PROXY ("proxied"); an unlisted one is not reached at all ("unlisted").
+describe.skipIf(!ready).each(["claude-code", "codex", "gemini-cli"] as const)(
+  "%s in an environment under a network allow-list (real CLI, real engine)",
+  (agent) => {
+    let installed: Installed;
+    let out: string;
+    const closers: (() => Promise<void>)[] = [];
 
-  checksOf(() => ({ out, installed }), "codex");
-});
-
-describe.skipIf(!ready)("gemini-cli in an environment (real CLI, real engine)", () => {
-  const KEY = "AIzaSyLocalTestKey0123456789abcdefghijk";
-  let installed: Installed;
-  let out: string;
-  let server: Awaited<ReturnType<typeof startGeminiServer>> | undefined;
-
-  beforeAll(async () => {
-    const p = await prepared("gemini-cli");
-    installed = p.installed;
-    if ("skip" in installed) return;
-    server = await startGeminiServer({
-      apiKey: KEY,
-      script: [
-        {
-          parts: [
-            { functionCall: { name: "run_shell_command", args: { command: TOOL, description: "run it" } } },
+    beforeAll(async () => {
+      const p = await prepared(agent);
+      installed = p.installed;
+      if ("skip" in installed) return;
+      const setup = SETUPS[agent];
+      const s = await setup.start();
+      closers.push(s.close);
+      const r = await relay(s.url);
+      closers.push(r.close);
+      const [keyVar, urlVar] = Object.keys(setup.env(s.url)) as [string, string];
+      const bin = installed.bin;
+      const variant = (name: string, url: string, allow: string, timeout = "2m") => {
+        const t = setup.target(bin);
+        return {
+          ...t,
+          name,
+          env: { ...(t.env as object), [urlVar]: setup.env(url)[urlVar] },
+          env_passthrough: [keyVar],
+          sandbox: { type: "auto", network: { allow: [allow] } },
+          timeout,
+        };
+      };
+      const host = (url: string) => new URL(url).host;
+      writeFiles(p.dir, {
+        "p.eval.yaml": evalFile(
+          [
+            variant("forwarded", s.url, host(s.url)),
+            variant("proxied", r.url, host(r.url)),
+            // gemini-cli retries a refused request until its time limit.
+            variant("unlisted", s.url, "127.0.0.1:9", "40s"),
           ],
-          usage: { prompt: 3000, cached: 1000, output: 80 },
-        },
-        { parts: [{ text: "Done." }], usage: { prompt: 3500, cached: 3000, output: 20 } },
-      ],
-    });
-    writeFiles(p.dir, {
-      "p.eval.yaml": evalFile({
-        name: "gemini",
-        provider: "gemini-cli",
-        bin: installed.bin,
-        model: "gemini-2.5-pro",
-        env_passthrough: ["GEMINI_API_KEY", "GOOGLE_GEMINI_BASE_URL"],
-        sandbox: { type: "auto", network: true },
-        timeout: "3m",
-      }),
-    });
-    out = (await runEval(p.dir, { GEMINI_API_KEY: KEY, GOOGLE_GEMINI_BASE_URL: server.url })).out;
-  }, 600_000);
+          false,
+        ),
+      });
+      out = (await runEval(p.dir, setup.env(s.url))).out;
+    }, 600_000);
 
-  afterAll(async () => {
-    await server?.close();
-  });
+    afterAll(async () => {
+      for (const c of closers) await c();
+    });
 
-  checksOf(() => ({ out, installed }), "gemini-cli");
-});
+    const result = (target: string) =>
+      readJson<{ status: string; message: string | null }>(
+        path.join(runDir(out, "in-image", target), "result.json"),
+      );
+
+    it(`${agent}: reaches a listed model server on the runner's loopback, through the forwarder`, (ctx) => {
+      if ("skip" in installed) return ctx.skip();
+      expect([result("forwarded").status, result("forwarded").message]).toEqual(["passed", null]);
+    });
+
+    it(`${agent}: reaches a listed model server only through the allow-list proxy`, (ctx) => {
+      if ("skip" in installed) return ctx.skip();
+      expect([result("proxied").status, result("proxied").message]).toEqual(["passed", null]);
+    });
+
+    it(`${agent}: does not reach a model server the allow-list does not name`, (ctx) => {
+      // The control: the same target, its server left off the list.
+      if ("skip" in installed) return ctx.skip();
+      expect(result("unlisted").status).not.toBe("passed");
+      const log = readFileSync(path.join(runDir(out, "in-image", "unlisted"), "agent.log"), "utf8");
+      expect(log).toMatch(/refused \(not on the network allow-list\): 127\.0\.0\.1:\d+/);
+    });
+  },
+);
