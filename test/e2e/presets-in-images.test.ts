@@ -15,7 +15,7 @@ import net from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AGENTS, type AgentName, type Installed, installAgent } from "../agent-cli.js";
-import { busyboxImage, testEngine, toolContext } from "../environment/images.js";
+import { busyboxImage, foreignArchImage, testEngine, toolContext } from "../environment/images.js";
 import { readJson, readJsonl, runCliAsync, tempDir, writeFiles } from "../helpers.js";
 import { startAnthropicServer } from "../providers/anthropic-server.js";
 import { startGeminiServer } from "../providers/gemini-server.js";
@@ -378,3 +378,40 @@ describe.skipIf(!ready).each(["claude-code", "codex", "gemini-cli"] as const)(
     });
   },
 );
+
+describe.skipIf(!ready)("an agent CLI in an image of another architecture (real engine)", () => {
+  it("is refused, as an error of the attempt naming both architectures, and the scorers do not pass it", async (ctx) => {
+    // before: the run refused every preset in an environment, whatever the image's architecture.
+    const installed = await installAgent("claude-code");
+    const foreign = await foreignArchImage(engine!);
+    if ("skip" in installed || !foreign) return ctx.skip();
+    const dir = tempDir("evalgate-foreign-");
+    writeFiles(dir, {
+      "project/main.txt": "start\n",
+      "p.eval.yaml": JSON.stringify({
+        name: "foreign",
+        targets: [
+          { ...SETUPS["claude-code"].target(installed.bin), sandbox: { type: "auto", network: true } },
+        ],
+        workspace: { seed: { path: "project" } },
+        tests: [
+          {
+            id: "foreign",
+            instruction: "anything",
+            environment: { image: foreign.ref },
+            scorers: [{ name: "ran", type: "command", run: "true" }],
+          },
+        ],
+      }),
+    });
+    const { out } = await runEval(dir, SETUPS["claude-code"].env("http://127.0.0.1:9"));
+    const r = readJson<{ status: string; message: string | null }>(
+      path.join(runDir(out, "foreign"), "result.json"),
+    );
+    expect(r.status).toBe("error");
+    expect(r.message).toContain(
+      `is for ${foreign.arch} and the runner is ${process.arch === "arm64" ? "arm64" : "amd64"}`,
+    );
+    expect(r.message).toContain("cannot run in it");
+  }, 300_000);
+});
