@@ -151,6 +151,9 @@ export class AgentRuntimes {
 
   constructor(private readonly root: string) {}
 
+  /** Library folders by the native program's path: node serves every node CLI. */
+  private readonly folders = new Map<string, Promise<string>>();
+
   /** The runtime of a program (a host path), or why it cannot run in an image. */
   of(program: string): Promise<AgentRuntime | string> {
     let p = this.made.get(program);
@@ -177,7 +180,12 @@ export class AgentRuntimes {
     const libs = await librariesOf(found.exe);
     if (typeof libs === "string") return libs;
     if (!libs) return { head: [exeIn, ...args], mounts, env };
-    const dir = await this.libraryFolder(found.exe, libs);
+    let folder = this.folders.get(found.exe);
+    if (!folder) {
+      folder = this.libraryFolder(found.exe, libs);
+      this.folders.set(found.exe, folder);
+    }
+    const dir = await folder;
     mounts.push({ host: dir, container: LIB, readOnly: true });
     const loaderIn = `${LIB}/${path.basename(libs.loader)}`;
     return { head: [loaderIn, "--library-path", LIB, exeIn, ...args], mounts, env };
