@@ -79,13 +79,11 @@ async function packageOf(file: string): Promise<{ dir: string; name: string } | 
   return undefined;
 }
 
-/** The outermost node_modules folder holding a file (the install's), else its package folder. */
-function modulesOf(file: string, pkgDir: string): string {
-  let found: string | undefined;
-  for (let d = path.dirname(file); d !== path.dirname(d); d = path.dirname(d)) {
-    if (path.basename(d) === "node_modules") found = d;
-  }
-  return found ?? pkgDir;
+/** The node_modules folder the package is installed in (its hoisted dependencies), else the package. */
+function modulesOf(pkgDir: string): string {
+  let d = path.dirname(pkgDir);
+  if (path.basename(d).startsWith("@")) d = path.dirname(d);
+  return path.basename(d) === "node_modules" ? d : pkgDir;
 }
 
 const CODEX_TRIPLES: Record<string, string> = {
@@ -118,7 +116,7 @@ async function programOf(program: string): Promise<Program | string> {
   }
   return {
     exe: process.execPath,
-    script: { file: real, modules: modulesOf(real, pkg?.dir ?? path.dirname(real)) },
+    script: { file: real, modules: modulesOf(pkg?.dir ?? path.dirname(real)) },
   };
 }
 
