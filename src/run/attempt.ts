@@ -145,7 +145,6 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
       return result();
     }
     phases.workspaceMs = Math.round(performance.now() - w0);
-
     const prompt = promptFor(spec);
     const promptFile = path.join(input.workDir, "prompt.md");
     await writeFile(promptFile, prompt);
