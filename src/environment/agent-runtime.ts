@@ -26,7 +26,7 @@ export interface AgentRuntime {
   /** What the container runs in place of the program's host path. */
   head: string[];
   mounts: Mount[];
-  /** Variables the program needs in the image (node programs: no self-relaunch). */
+  /** Variables the program needs in the image (RUNTIME_ENV). */
   env: Record<string, string>;
 }
 
@@ -37,13 +37,18 @@ export interface AgentRuntime {
  */
 const RUNTIME_ENV: Record<string, string> = { GEMINI_CLI_NO_RELAUNCH: "true", USE_BUILTIN_RIPGREP: "0" };
 
+const ARCHITECTURES: Record<string, string> = {
+  x64: "amd64",
+  arm64: "arm64",
+  arm: "arm",
+  ia32: "386",
+  ppc64: "ppc64le",
+  s390x: "s390x",
+};
+
 /** The machine name of the runner, as images name their architecture. */
 export function runnerArchitecture(): string {
-  return (
-    ({ x64: "amd64", arm64: "arm64", arm: "arm", ia32: "386", ppc64: "ppc64le", s390x: "s390x" } as const)[
-      process.arch as "x64"
-    ] ?? process.arch
-  );
+  return ARCHITECTURES[process.arch] ?? process.arch;
 }
 
 interface Program {
