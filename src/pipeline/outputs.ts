@@ -10,7 +10,7 @@ import path from "node:path";
 import { comparisonSummary } from "../bundle/compare.js";
 import type { BaseHistory } from "../bundle/history.js";
 import { sealBundle } from "../bundle/seal.js";
-import { buildSummary, wireEvals, wireExam } from "../bundle/summary.js";
+import { buildSummary, type SetupTreeMode, wireEvals, wireExam, wireSetupTrees } from "../bundle/summary.js";
 import type { WireIndexRow, WireIsolation, WireSummary } from "../bundle/wire.js";
 import type { BundleWriter, FinishedCase } from "../bundle/write.js";
 import type { Plan } from "../config/types.js";
@@ -175,14 +175,12 @@ export async function writeRunOutputs(
 
 /** How the attempts got what setup built (run/share.ts): each mode's count and why trees were copied. */
 function setupTreesSummary(tries: readonly AttemptResult[]): WireSummary["setup_trees"] {
-  const attempts: Record<string, number> = {};
-  const reasons = new Set<string>();
+  const attempts: Partial<Record<SetupTreeMode, number>> = {};
+  const reasons: string[] = [];
   for (const t of tries) {
     if (!t.setupTrees) continue;
     attempts[t.setupTrees.mode] = (attempts[t.setupTrees.mode] ?? 0) + 1;
-    if (t.setupTrees.reason) reasons.add(t.setupTrees.reason);
+    if (t.setupTrees.reason) reasons.push(t.setupTrees.reason);
   }
-  const modes = Object.keys(attempts) as ("overlay" | "reflink" | "copy")[];
-  if (modes.length === 0) return undefined;
-  return { mode: modes.length === 1 ? modes[0]! : "mixed", attempts, reasons: [...reasons].sort() };
+  return wireSetupTrees(attempts, reasons);
 }
