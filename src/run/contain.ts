@@ -8,14 +8,15 @@
 import { existsSync } from "node:fs";
 import { mkdtemp } from "node:fs/promises";
 import path from "node:path";
+import { answerKeyOf } from "../config/answer-key.js";
 import type { CaseSpec, Plan, ScorerSpec } from "../config/types.js";
 import { type ContainedView, type Containment, containedRunner } from "../sandbox/bwrap.js";
 import type { OverlayMount } from "../sandbox/overlay.js";
 import type { ProcessRunner } from "../sandbox/process.js";
 
 /**
- * What no contained process (agent, setup, scorer) may read wherever it lies: every test's verifiers
- * and reference, the bundle, the run's work folder (other attempts, the start trees, the capture
+ * What no contained process (agent, setup, scorer) may read wherever it lies: every test's answer
+ * key (verifiers, reference, a reference script's own folder: config/answer-key.ts), the bundle, the run's work folder (other attempts, the start trees, the capture
  * stores), and every `.git` and `.evalgate` folder on the way to an eval file or the bundle (the
  * repository's history holds the answer key; `.evalgate/results` holds earlier bundles).
  */
@@ -23,10 +24,7 @@ export function runHidden(plan: Plan, workRoot: string, bundleDir?: string, pack
   const out = new Set<string>();
   // The package cache: setup gets copies of it, never the cache itself (docs/decisions/0220).
   if (packageCache) out.add(packageCache);
-  for (const c of plan.cases) {
-    for (const v of c.test.workspace.verifiers) out.add(v.from);
-    if (c.test.reference) out.add(c.test.reference);
-  }
+  for (const c of plan.cases) for (const k of answerKeyOf(c, plan.cases)) out.add(k);
   // With the exam from another commit: the checkout's copies of the answer keys (config/plan/exam.ts).
   for (const k of plan.answerKeys ?? []) out.add(k);
   if (bundleDir) out.add(bundleDir);

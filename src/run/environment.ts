@@ -163,7 +163,7 @@ function referenceView(spec: CaseSpec, hidden: readonly string[]): { readOnly: s
   const inEvalDir = (p: string) => p.startsWith(`${spec.evalDir}${path.sep}`);
   return {
     readOnly: [spec.evalDir, ...(script && !inEvalDir(script) ? [path.dirname(script)] : [])],
-    hidden: hidden.filter((h) => h !== spec.test.reference),
+    hidden: hidden.filter((h) => h !== spec.test.reference && !(script && h === path.dirname(script))),
   };
 }
 

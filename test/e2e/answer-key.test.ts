@@ -153,4 +153,37 @@ ${test("one")}${test("two")}`,
     expect(scorer).toContain("probe done");
     expect(new Set(markers(scorer)), scorer).toEqual(new Set(["ANSWER-KEY verifier-one"]));
   }, 360_000);
+
+  // A reference script reads what it applies from beside itself. Before: only the script was
+  // masked, so the agent (and the code it left, run by the scorer) read solution/fix.txt. The
+  // control: the reference still passes in `validate --solvable`, reading its folder.
+  it("a reference script's own folder, with the files the script reads", async () => {
+    const repo = tempDir("evalgate-key-");
+    writeFiles(repo, {
+      "s.eval.yaml": `targets: [{ name: agent, provider: command, command: ["./agents/agent.sh"] }]
+concurrency: 1
+workspace: { seed: { path: project } }
+tests:
+  - id: one
+    instruction: x
+    reference: { script: solution/solve.sh }
+    scorers: [{ name: probe, type: command, run: "if [ -f probe.sh ]; then sh probe.sh; fi; grep -q solved answer.txt" }]
+`,
+      "agents/agent.sh": AGENT,
+      "project/app.txt": "app\n",
+      "solution/solve.sh": '#!/bin/sh\ncat "$(dirname "$0")/fix.txt" > answer.txt\n',
+      "solution/fix.txt": "solved: ANSWER-KEY reference-data\n",
+    });
+    for (const f of ["agents/agent.sh", "solution/solve.sh"]) chmodSync(path.join(repo, f), 0o755);
+    const out = path.join(repo, "out");
+    const res = await runCliAsync(["run", "s.eval.yaml", "--out", out], repo, ENV, 300_000);
+    expect(res.code, res.stderr).toBeLessThan(2);
+    const { agent, scorer } = logs(out, "one");
+    expect(agent).toContain("probe done");
+    expect(markers(agent), agent).toEqual([]);
+    expect(scorer).toContain("probe done");
+    expect(markers(scorer), scorer).toEqual([]);
+    const solvable = await runCliAsync(["validate", "--solvable", "s.eval.yaml"], repo, ENV, 300_000);
+    expect(solvable.code, solvable.stdout + solvable.stderr).toBe(0);
+  }, 360_000);
 });

@@ -9,6 +9,7 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { isWithin } from "../../paths.js";
+import { answerKeyOf } from "../answer-key.js";
 import { type Discovered, discoverEach, evalFilesOf } from "../discover.js";
 import type { GateInput } from "../schema/gate.js";
 import type { CaseExam, CaseSpec, EvalRoot, ExamFileChange, PlanExam } from "../types.js";
@@ -207,9 +208,10 @@ async function fileChanges(
  * checkout (an agent's program folder may be that folder), and the checkout's own definitions'.
  */
 function answerKeysOf(examCtx: PlanContext, exam: readonly CaseSpec[], mine: readonly CaseSpec[]): string[] {
-  const keys = (c: CaseSpec) => [
-    ...c.test.workspace.verifiers.map((v) => v.from),
-    ...(c.test.reference ? [c.test.reference] : []),
+  return [
+    ...new Set([
+      ...exam.flatMap((c) => answerKeyOf(c, exam)).map((k) => examCtx.inCheckout(k)),
+      ...mine.flatMap((c) => answerKeyOf(c, mine)),
+    ]),
   ];
-  return [...new Set([...exam.flatMap(keys).map((k) => examCtx.inCheckout(k)), ...mine.flatMap(keys)])];
 }
