@@ -49,12 +49,7 @@ export function wireCaseSummary(c: FinishedCase, usage: WireUsageTotals | null):
       min_rate: c.spec.gate.threshold ?? null,
       on_error: c.spec.gate.onError,
     },
-    verdict: d.verdict,
-    classification: d.classification,
-    flaky: d.flaky,
-    reason: d.reason,
-    evidence: d.evidence ?? "decided",
-    settle_attempts: d.settleAttempts ?? null,
+    ...wireDecision(c.decision),
     repeat: c.spec.repeatMax ? { min: c.spec.repeat, max: c.spec.repeatMax } : null,
     ...(c.historyKey ? { history_key: c.historyKey } : {}),
     ...(c.admission ? { admission: wireAdmission(c.admission) } : {}),
@@ -109,12 +104,7 @@ export function wireIndexRow(
     provider: c.spec.target.provider,
     model: c.spec.target.model ?? null,
     tags: c.spec.test.tags,
-    verdict: d.verdict,
-    classification: d.classification,
-    flaky: d.flaky,
-    reason: d.reason,
-    evidence: d.evidence ?? "decided",
-    settle_attempts: d.settleAttempts ?? null,
+    ...wireDecision(c.decision),
     ...(c.historyKey ? { history_key: c.historyKey } : {}),
     repeat: c.spec.repeatMax ? { min: c.spec.repeat, max: c.spec.repeatMax } : null,
     ...(c.admission ? { admission: wireAdmission(c.admission) } : {}),
@@ -139,6 +129,18 @@ export function wireIndexRow(
     change: c.change ? wireChange(c.change) : null,
     exam: c.spec.exam ? { status: c.spec.exam.status, changes: [...c.spec.exam.changes] } : null,
   } satisfies WireIndexRow;
+}
+
+/** The case's decision, as its summary.json and its index row both say it. */
+function wireDecision(d: FinishedCase["decision"]) {
+  return {
+    verdict: d.verdict,
+    classification: d.classification,
+    flaky: d.flaky,
+    reason: d.reason,
+    evidence: d.evidence ?? "decided",
+    settle_attempts: d.settleAttempts ?? null,
+  };
 }
 
 /** Each attempt's last try, as `attempt/retry`: the tries that count. */
