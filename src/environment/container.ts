@@ -15,6 +15,7 @@ import { makeCgroup } from "./cgroup.js";
 import { ownedName, removeContainer, trackContainer, untrackContainer } from "./cleanup.js";
 import { watchDisk } from "./disk.js";
 import { type Engine, engineExec, isEngineVariable } from "./engine.js";
+import { forwardedSpec, forwardFor, type LoopbackForward } from "./forward.js";
 import type { PreparedImage } from "./image.js";
 import { type AllowNetwork, proxyFor } from "./network.js";
 import { type AllowListProxy, proxyVariables } from "./proxy.js";
@@ -41,6 +42,8 @@ export interface ContainerSetup {
   cgroups?: CgroupHost;
   /** Host paths never shown, even inside a read-only mount (the answer key, the run's state). */
   hidden?: readonly string[];
+  /** A URL on the runner's loopback in the command or its environment is forwarded (forward.ts). */
+  forwardLoopback?: boolean;
 }
 
 /** The container path of a host path under one of the mounts (the deepest), or undefined. */
@@ -132,7 +135,14 @@ export function maskFlags(
   }
   const flags: string[] = [];
   for (const h of wanted) {
-    const s = statSync(h, { throwIfNoEntry: false });
+    // A mounted file (an agent CLI's program) has no `.git` beneath it: ENOTDIR.
+    const s = (() => {
+      try {
+        return statSync(h, { throwIfNoEntry: false });
+      } catch {
+        return undefined;
+      }
+    })();
     const inside = toContainerPath(mounts, h);
     if (!s || !inside || inside.includes(":") || inside.includes(",") || !deepestMount(mounts, h)?.readOnly)
       continue;
@@ -169,10 +179,19 @@ async function runInContainer(
   const grace = spec.killGraceMs ?? 2000;
   let proxy: AllowListProxy | undefined;
   let group: Cgroup | undefined;
+  let forward: LoopbackForward | undefined;
   try {
     const net = await networkFlags(setup);
     proxy = net.proxy;
-    const env = envFlags(mounts, spec.env, proxy ? proxyVariables(proxy.url) : {});
+    forward = setup.forwardLoopback ? await forwardFor(setup, spec) : undefined;
+    if (forward) spec = forwardedSpec(spec, forward);
+    const proxyEnv = proxy ? proxyVariables(proxy.url) : {};
+    // The forwarder is reached directly, not through the allow-list proxy.
+    if (proxy && forward) {
+      const gateway = /^http:\/\/([^:/]+)/.exec(proxy.url)?.[1] ?? "";
+      Object.assign(proxyEnv, { NO_PROXY: gateway, no_proxy: gateway });
+    }
+    const env = envFlags(mounts, spec.env, proxyEnv);
     // A cgroup evalgate made around the container: where it reads the memory peak and the
     // processes. With a cgroupfs engine only (a systemd engine takes slice names).
     if (setup.cgroups && engine.cgroupManager === "cgroupfs" && setup.resources) {
@@ -246,6 +265,7 @@ async function runInContainer(
     return await finish(setup, spec, outcome, { stopped, diskOver, engineOom, group, proxy });
   } finally {
     await proxy?.close();
+    await forward?.close();
     await group?.remove();
   }
 }

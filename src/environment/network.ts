@@ -45,7 +45,7 @@ export function inSubnet(address: string, subnet: string): boolean {
   return (toInt(v4) & mask) === (toInt(base) & mask);
 }
 
-type Addressing = { gateway: string; subnet: string; iface?: string };
+export type Addressing = { gateway: string; subnet: string; iface?: string };
 
 function gatewayOf(engine: Engine, text: string): Addressing | undefined {
   try {
@@ -159,20 +159,50 @@ export async function proxyFor(
 ): Promise<AllowListProxy> {
   const proxy = await startAllowListProxy(allow, "0.0.0.0", (remote) => inSubnet(remote, network.subnet));
   const url = `http://${network.gateway}:${proxy.port}`;
-  if (!network.firewall || !network.iface) return { ...proxy, url };
-  const opened = await addRules([
-    tagged(network.name, ["-i", network.iface, "-p", "tcp", "--dport", String(proxy.port)], "ACCEPT"),
-  ]);
-  if (typeof opened === "string") {
+  let closePort: () => Promise<void>;
+  try {
+    closePort = await openPort(network, proxy.port, "the allow-list proxy's");
+  } catch (error) {
     await proxy.close();
-    throw new Error(`cannot open the allow-list proxy's port ${proxy.port} to ${network.name}: ${opened}`);
+    throw error;
   }
   return {
     ...proxy,
     url,
     close: async () => {
-      await deleteRules(opened);
+      await closePort();
       await proxy.close();
     },
   };
+}
+
+/** Opens one port of the host to the network (where its firewall closes the rest); returns its undo. */
+export async function openPort(
+  network: AllowNetwork,
+  port: number,
+  whose: string,
+): Promise<() => Promise<void>> {
+  if (!network.firewall || !network.iface) return async () => undefined;
+  const opened = await addRules([
+    tagged(network.name, ["-i", network.iface, "-p", "tcp", "--dport", String(port)], "ACCEPT"),
+  ]);
+  if (typeof opened === "string")
+    throw new Error(`cannot open ${whose} port ${port} to ${network.name}: ${opened}`);
+  return () => deleteRules(opened);
+}
+
+const defaults = new Map<string, Promise<Addressing | undefined>>();
+
+/** The gateway and subnet of the engine's default network (`network: true`), asked once. */
+export function defaultAddressing(engine: Engine): Promise<Addressing | undefined> {
+  const key = `${engine.program} ${engine.kind}`;
+  let p = defaults.get(key);
+  if (!p) {
+    const name = engine.kind === "podman" ? "podman" : "bridge";
+    p = engineExec(engine, ["network", "inspect", name], { timeoutMs: 60_000 }).then((r) =>
+      r.exitCode === 0 ? gatewayOf(engine, r.stdout) : undefined,
+    );
+    defaults.set(key, p);
+  }
+  return p;
 }

@@ -212,7 +212,7 @@ export const codex: Preset = {
   async prepare(env): Promise<Record<string, string>> {
     return !env.CODEX_API_KEY && env.OPENAI_API_KEY ? { CODEX_API_KEY: env.OPENAI_API_KEY } : {};
   },
-  argv(target: TargetSpec, env) {
+  argv(target: TargetSpec, env, inEnvironment) {
     const argv = ["exec", "--json", "--color", "never"];
     // It ignores OPENAI_BASE_URL too: a gateway is a config override (a TOML string, quoted).
     if (env.OPENAI_BASE_URL && !target.args.some((a) => a.includes("openai_base_url")))
@@ -229,7 +229,8 @@ export const codex: Preset = {
         "--full-auto",
       ])
     ) {
-      argv.push("--sandbox", "workspace-write");
+      // In a case's image the container is the sandbox (codex's own needs a bwrap the image lacks).
+      argv.push("--sandbox", inEnvironment ? "danger-full-access" : "workspace-write");
     }
     // `-`: read the prompt from stdin (it must be the last argument).
     return [...argv, ...target.args, "-"];

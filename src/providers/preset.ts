@@ -200,7 +200,7 @@ export function presetProvider(preset: Preset): Provider {
       });
       const stderr = new StderrLines((line) => parser.stderr?.(line));
       const run = await ctx.runner.run({
-        command: { argv: [resolved, ...preset.argv(target, env)] },
+        command: { argv: [resolved, ...preset.argv(target, env, ctx.inEnvironment)] },
         cwd: ctx.workspace,
         env,
         timeoutMs: ctx.timeoutMs,

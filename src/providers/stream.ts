@@ -75,7 +75,7 @@ export interface Preset {
    * The complete argument list, the target's `args` included (the prompt goes to stdin). `env` is
    * the agent's environment, for flags that stand in for variables the CLI ignores.
    */
-  argv(target: TargetSpec, env: Readonly<Record<string, string>>): string[];
+  argv(target: TargetSpec, env: Readonly<Record<string, string>>, inEnvironment?: boolean): string[];
   /**
    * Variables (and files) the CLI needs to honour the conventional ones it was given: a key under
    * the name it reads, a settings file for a gateway. Returned variables never override the

@@ -38,6 +38,8 @@ export interface AgentContext {
   /** The agent's complete environment (minimal base + the target's passthrough). */
   env: Record<string, string>;
   runner: ProcessRunner;
+  /** The agent runs in the case's image, where the container is its sandbox. */
+  inEnvironment?: boolean;
 }
 
 export interface AgentOutcome {

@@ -145,7 +145,6 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
       return result();
     }
     phases.workspaceMs = Math.round(performance.now() - w0);
-
     const prompt = promptFor(spec);
     const promptFile = path.join(input.workDir, "prompt.md");
     await writeFile(promptFile, prompt);
@@ -186,6 +185,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
         tmp,
       }),
       runner: agentLimit.runner,
+      ...(input.place ? { inEnvironment: true } : {}),
     });
     phases.agentMs = Math.round(performance.now() - a0);
     const agent: AgentRecord = {

@@ -7,7 +7,9 @@
  */
 import path from "node:path";
 import type { CaseSpec, TargetSpec } from "../config/types.js";
+import { AgentRuntimes, runnerArchitecture } from "../environment/agent-runtime.js";
 import type { Mount } from "../environment/container.js";
+import { engineExec } from "../environment/engine.js";
 import { EnvironmentHost, probeHostLimits } from "../environment/host.js";
 import type { PreparedImage } from "../environment/image.js";
 import { appliedOnHost, type HostLimits, limitedRunner } from "../environment/limits.js";
@@ -25,6 +27,8 @@ export interface CasePlace {
   image: PreparedImage;
   /** Part of each container's name (the case), for `docker ps` and the sweep. */
   label: string;
+  /** The run's agent CLI runtimes, for a preset target in the image. */
+  runtimes?: AgentRuntimes;
 }
 
 /** What one process is shown in the image. */
@@ -39,11 +43,14 @@ export interface PlaceView {
   network: NetworkPolicy;
   /** The case's resources, for the processes of an attempt (not setup, which is shared). */
   resources?: ResourceSpec;
+  /** An agent CLI's runtime, mounted read-only at /evalgate/agent (environment/agent-runtime.ts). */
+  runtime?: readonly Mount[];
 }
 
 /** The mounts of a view: the workspace at workdir, every other folder at /evalgate/<its name>. */
 export function mountsOf(workdir: string, view: PlaceView): Mount[] {
-  const used = new Set<string>();
+  // /evalgate/agent is the agent CLI's runtime.
+  const used = new Set<string>(view.runtime ? ["agent"] : []);
   const at = (host: string) => {
     const base = path.basename(host).replace(/[^A-Za-z0-9._-]+/g, "-") || "folder";
     let name = base;
@@ -55,6 +62,7 @@ export function mountsOf(workdir: string, view: PlaceView): Mount[] {
     { host: view.workspace, container: workdir },
     ...view.writable.map((host) => ({ host, container: at(host) })),
     ...view.readOnly.map((host) => ({ host, container: at(host), readOnly: true })),
+    ...(view.runtime ?? []),
   ];
 }
 
@@ -92,6 +100,7 @@ export function placedRunner(inner: ProcessRunner, place: CasePlace, view: Place
           ...(allowNetwork ? { allowNetwork } : {}),
           ...(view.resources ? { resources: view.resources } : {}),
           hidden: view.hidden,
+          ...(view.runtime ? { forwardLoopback: true } : {}),
         })
         .run(spec);
     },
@@ -140,17 +149,20 @@ export function environmentRecord(place: CasePlace): EnvironmentRecord {
   };
 }
 
+/** The agent CLIs that run in an environment through their mounted runtime (docs/decisions/0216). */
+const IN_IMAGE = new Set<string>(["claude-code", "codex", "gemini-cli"]);
+
 /**
- * Why a case cannot run in this build, or undefined. An agent CLI preset (claude-code, codex, …)
- * is installed on the runner, not in the image: in an environment it would need the image to carry
- * it, which evalgate does not arrange yet. The reference is evalgate's own act (its patch applied to
- * the mounted workspace, its script run in the image) and `noop` does nothing: both run.
+ * Why a case cannot run in this build, or undefined. An agent CLI preset runs in the image through
+ * its mounted runtime; the reference is evalgate's own act (its patch applied to the mounted
+ * workspace, its script run in the image) and `noop` does nothing: all run.
  */
 export function notRunnable(c: CaseSpec): string | undefined {
   if (!c.environment) return undefined;
   const { provider, name } = c.target;
-  if (provider === "command" || provider === "noop" || provider === "reference") return undefined;
-  return `target "${name}" (provider ${provider}) cannot run in an environment yet: the ${provider} CLI is installed on the runner, not in the case's image. Give the case a provider: command target whose command runs an agent the image has, or run the case without environment: (limit the target to other tests with targets: [...])`;
+  if (provider === "command" || provider === "noop" || provider === "reference" || IN_IMAGE.has(provider))
+    return undefined;
+  return `target "${name}" (provider ${provider}) cannot run in an environment yet. Give the case a provider: command target whose command runs an agent the image has, or run the case without environment: (limit the target to other tests with targets: [...])`;
 }
 
 /**
@@ -215,7 +227,8 @@ export function agentRunnerFor(runner: ProcessRunner, a: AgentPlacement): Proces
   if (a.place) {
     const hidden = a.containment?.hidden ?? [];
     const reference = target.provider === "reference" ? referenceView(a.spec, hidden) : undefined;
-    return placedRunner(runner, a.place, {
+    const placed = IN_IMAGE.has(target.provider) ? presetInPlace : placedRunner;
+    return placed(runner, a.place, {
       workspace: a.workspace,
       writable: [a.workDir],
       // auto's read-only folders hold the eval file's; sandbox: none's agent saw it too.
@@ -235,6 +248,49 @@ export function agentRunnerFor(runner: ProcessRunner, a: AgentPlacement): Proces
   // sandbox: none opts out of all isolation, the reaper's PID namespace included.
   if (!target.sandbox) return { run: (s) => limited.run({ ...s, reap: false }) };
   return limited;
+}
+
+/**
+ * An agent CLI of the runner's in the case's image: its program (the command's first word, a host
+ * path the preset resolved) started through its runtime, mounted at /evalgate/agent; a runner of
+ * another architecture than the image's is refused.
+ */
+function presetInPlace(inner: ProcessRunner, place: CasePlace, view: PlaceView): ProcessRunner {
+  return {
+    run: async (spec) => {
+      if (!("argv" in spec.command) || !place.runtimes)
+        throw new Error("internal: an agent CLI in an image needs its program's argv and the run's runtimes");
+      const [program, ...rest] = spec.command.argv;
+      const arch = await imageArchitecture(place);
+      const own = runnerArchitecture();
+      if (arch && arch !== own)
+        return refusedOutcome(
+          `the image ${place.image.ref} is for ${arch} and the runner is ${own}: the agent CLI is a program of the runner's and cannot run in it. Run the case on a ${arch} runner, or give it a provider: command target whose command runs an agent the image has`,
+        );
+      const runtime = await place.runtimes.of(program!);
+      if (typeof runtime === "string")
+        return refusedOutcome(`the agent CLI cannot run in the image: ${runtime}`);
+      return placedRunner(inner, place, { ...view, runtime: runtime.mounts }).run({
+        ...spec,
+        command: { argv: [...runtime.head, ...rest] },
+        env: { ...spec.env, ...runtime.env },
+      });
+    },
+  };
+}
+
+const architectures = new Map<string, Promise<string | undefined>>();
+
+/** The image's architecture (amd64, arm64), as its engine says; undefined where it does not. */
+function imageArchitecture(place: CasePlace): Promise<string | undefined> {
+  let p = architectures.get(place.image.id);
+  if (!p) {
+    p = engineExec(place.host.engine, ["image", "inspect", "--format", "{{.Architecture}}", place.image.id], {
+      timeoutMs: 60_000,
+    }).then((r) => (r.exitCode === 0 && r.stdout.trim() ? r.stdout.trim() : undefined));
+    architectures.set(place.image.id, p);
+  }
+  return p;
 }
 
 /** The target the reference runs as wherever a case's own target is another (verifier calibration). */
@@ -315,8 +371,9 @@ function slug(text: string): string {
 }
 
 /** Opens the engine when a case has an environment (images made ready on first request). */
-export async function openPlaces(cases: readonly CaseSpec[]): Promise<RunPlaces> {
+export async function openPlaces(cases: readonly CaseSpec[], workRoot?: string): Promise<RunPlaces> {
   const host = cases.some((c) => c.environment) ? await EnvironmentHost.open() : undefined;
+  const runtimes = workRoot && host && typeof host !== "string" ? new AgentRuntimes(workRoot) : undefined;
   const hostLimits = cases.some((c) => c.resources && !c.environment) ? probeHostLimits() : undefined;
   return {
     ...(hostLimits ? { hostLimits } : {}),
@@ -326,7 +383,7 @@ export async function openPlaces(cases: readonly CaseSpec[]): Promise<RunPlaces>
         return { error: `no container engine can run it: ${host ?? "none was found"}` };
       const image = await host.image(c.environment);
       if ("error" in image) return { error: image.error };
-      return { host, image, label: slug(c.test.id) };
+      return { host, image, label: slug(c.test.id), ...(runtimes ? { runtimes } : {}) };
     },
     close: async () => {
       if (host && typeof host !== "string") await host.close();

@@ -186,7 +186,7 @@ export async function executePlan(opts: ExecuteOptions): Promise<ExecuteResult> 
   const hidden = runHidden(opts.plan, opts.workRoot, opts.bundleDir, opts.packageCache);
   const containment = { ...(opts.commandsBwrap ? { bwrap: opts.commandsBwrap } : {}), hidden };
   const store = new StartStore(opts.workRoot, opts.runner, containment, opts.packageCache);
-  const places = await openPlaces(opts.plan.cases);
+  const places = await openPlaces(opts.plan.cases, opts.workRoot);
   try {
     return await executeIn(opts, hidden, containment, places, await prepareStarts(opts, store, places));
   } finally {

@@ -316,14 +316,16 @@ tests:
   });
 });
 
-describe("what an environment cannot run yet is refused before the run", () => {
-  it("refuses an agent CLI preset in an environment, naming the test, the target and what to do", async () => {
-    // before: every case with an environment was refused, whatever its target.
+describe.skipIf(!engine)("an agent CLI preset in an environment (real engine)", () => {
+  it("is no longer refused before the run: the case goes on to its image", async () => {
+    // before: `evalgate run` stopped with exit 2, 'test "preset-in-image" runs in an environment,
+    // but target "claude" (provider claude-code) cannot run in an environment yet'. The presets
+    // running in images end to end: test/e2e/presets-in-images.test.ts.
     const dir = tempDir("evalgate-envno-");
     writeFiles(dir, {
       "project/main.txt": "start\n",
       "p.eval.yaml": `name: preset
-environment: { image: "localhost/evalgate-test/none:1" }
+environment: { image: "127.0.0.1:9/evalgate-test/none:1" }
 targets: [{ name: claude, provider: claude-code }]
 workspace: { seed: { path: project } }
 tests:
@@ -332,14 +334,14 @@ tests:
     scorers: [{ name: ran, type: command, run: "true" }]
 `,
     });
-    const r = await runCliAsync(["run", ".", "--out", path.join(dir, "out")], dir);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain(
-      'test "preset-in-image" runs in an environment, but target "claude" (provider claude-code) cannot run in an environment yet',
+    const out = path.join(dir, "out");
+    const r = await runCliAsync(["run", ".", "--out", out, "--work-dir", path.join(dir, "work")], dir);
+    expect(r.stderr).not.toMatch(/cannot run in an environment/);
+    const result = readJson<{ status: string; failure_kind: string | null; message: string | null }>(
+      path.join(runDir(out, "preset-in-image"), "result.json"),
     );
-    // before: the message said only that command targets run; now it says what to do.
-    expect(r.stderr).toContain("Give the case a provider: command target");
-    expect(r.stderr).toContain("or run the case without environment:");
+    expect([result.status, result.failure_kind]).toEqual(["error", "setup_error"]);
+    expect(result.message).toMatch(/the environment is not ready: cannot pull 127\.0\.0\.1:9/);
   });
 });
 

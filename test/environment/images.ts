@@ -76,3 +76,33 @@ export function toolContext(base: string, dir = tempDir("evalgate-ctx-")): strin
   writeFileSync(path.join(dir, "exam-tool"), '#!/bin/sh\necho "exam-tool ran: $*"\n');
   return dir;
 }
+
+/**
+ * The busybox image re-imported under another architecture than the runner's (arm64 on an amd64
+ * runner, else amd64): its programs still run here, but the image says it is for another machine.
+ * Podman only (`import --arch`); undefined elsewhere.
+ */
+export async function foreignArchImage(engine: Engine): Promise<{ ref: string; arch: string } | undefined> {
+  if (engine.kind !== "podman") return undefined;
+  const arch = process.arch === "arm64" ? "amd64" : "arm64";
+  const base = await busyboxImage(engine);
+  const ref = `${base.replace("/busybox:", "/busybox-foreign:")}-${arch}`;
+  if (await exists(engine, ref)) return { ref, arch };
+  const tar = path.join(tempDir("evalgate-foreign-"), "rootfs.tar");
+  const name = `evalgate-test-foreign-${process.pid}`;
+  await engineExec(engine, ["create", "--name", name, base, "true"]);
+  const exported = await engineExec(engine, ["export", "-o", tar, name]);
+  await engineExec(engine, ["rm", "-f", name]);
+  if (exported.exitCode !== 0) throw new Error(`cannot export the busybox image: ${firstLine(exported)}`);
+  const r = await engineExec(engine, [
+    "import",
+    "--arch",
+    arch,
+    "--change",
+    "ENV PATH=/usr/local/bin:/bin",
+    tar,
+    ref,
+  ]);
+  if (r.exitCode !== 0) throw new Error(`cannot import the foreign image: ${firstLine(r)}`);
+  return { ref, arch };
+}
