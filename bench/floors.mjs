@@ -15,31 +15,13 @@
  * `--quick`: 2 rounds and smaller suites. `--results`: keep the floors' result files there.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import {
-  chmodSync,
-  cpSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { GIT_ENV } from "./git-env.mjs";
 import { NPM_GRADER, NPM_SETUP, writeNpmProject } from "./npm-project.mjs";
-import {
-  CLI,
-  GIT_ENV,
-  median,
-  runAgentv,
-  runEvalgate,
-  timedRun,
-  writeAgentvSuite,
-  writeSourceTree,
-} from "./paired.mjs";
+import { CLI, median, runAgentv, runEvalgate, timedRun, writeAgentvSuite, writeSuite } from "./paired.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const FLOOR = path.join(HERE, "floor.sh");
@@ -49,17 +31,6 @@ const AGENTV_VERSION = "4.42.4";
 const AGENT =
   '#!/bin/sh\necho "$EVALGATE_TEST_ID $EVALGATE_ATTEMPT $(cat /proc/sys/kernel/hostname)" > answer.txt\n';
 const GRADER = "#!/bin/sh\ntest -s answer.txt && cat /proc/sys/kernel/hostname\n";
-const MAKE_IGNORED = `#!/bin/sh
-# Writes N files into node_modules as an install would.
-node -e '
-const fs = require("fs"), path = require("path");
-const n = Number(process.argv[1]);
-for (let i = 0; i < n; i++) {
-  const dir = path.join("node_modules", "pkg" + Math.floor(i / 50), "lib");
-  if (i % 50 === 0) fs.mkdirSync(dir, { recursive: true });
-  fs.writeFileSync(path.join(dir, "f" + (i % 50) + ".js"), "module.exports = " + i + ";\\n");
-}' "$1"
-`;
 
 export function parseArgs(argv) {
   const o = {
@@ -122,34 +93,8 @@ function writeEval(dir, spec) {
     if (npm.why) return npm.why;
     spec.label = `setup: npm ci of this repository's ${npm.packages} runtime packages, from a local cache`;
   }
-  const project = path.join(dir, "project");
-  writeSourceTree(project, spec.files);
-  writeFileSync(path.join(project, ".gitignore"), "node_modules/\n");
-  for (const [name, text] of [
-    ["agent.sh", AGENT],
-    ["grade.sh", spec.npm ? NPM_GRADER : GRADER],
-    ["make-ignored.sh", MAKE_IGNORED],
-  ]) {
-    writeFileSync(path.join(dir, name), text);
-    chmodSync(path.join(dir, name), 0o755);
-  }
-  const tests = Array.from(
-    { length: spec.tests },
-    (_, i) =>
-      `  - { id: t${i}, instruction: x, scorers: [{ name: grade, type: command, run: "{EVAL_DIR}/grade.sh" }] }`,
-  ).join("\n");
-  writeFileSync(
-    path.join(dir, "bench.eval.yaml"),
-    `name: bench
-repeat: ${spec.repeat}
-concurrency: 2
-targets: [{ name: trivial, provider: command, command: ["{EVAL_DIR}/agent.sh"] }]
-workspace:
-  seed: { path: project }
-${spec.setup ? `  setup: { command: ${JSON.stringify(spec.setup)} }\n` : ""}tests:
-${tests}
-`,
-  );
+  const { files, tests, repeat, setup } = spec;
+  writeSuite(dir, { files, tests, repeat, setup, agent: AGENT, grader: spec.npm ? NPM_GRADER : GRADER });
   return undefined;
 }
 

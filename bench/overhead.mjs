@@ -21,24 +21,11 @@ import { MemoryLogger } from "../lib/log.js";
 import { runEvals } from "../lib/pipeline/run.js";
 import { SilentProgress } from "../lib/report/console.js";
 import { ChildProcessRunner } from "../lib/sandbox/process.js";
+import { sh } from "./git-env.mjs";
 
 const REPO_FILES = Number(process.env.BENCH_REPO_FILES ?? 2000);
 const NM_FILES = Number(process.env.BENCH_NM_FILES ?? 50_000);
 const ATTEMPTS = Number(process.env.BENCH_ATTEMPTS ?? 8);
-
-const GIT_ENV = {
-  ...process.env,
-  GIT_CONFIG_GLOBAL: "/dev/null",
-  GIT_CONFIG_NOSYSTEM: "1",
-  GIT_AUTHOR_NAME: "bench",
-  GIT_AUTHOR_EMAIL: "bench@localhost",
-  GIT_COMMITTER_NAME: "bench",
-  GIT_COMMITTER_EMAIL: "bench@localhost",
-};
-
-function sh(cmd, cwd) {
-  return execFileSync("/bin/sh", ["-c", cmd], { cwd, env: GIT_ENV, encoding: "utf8", maxBuffer: 1 << 30 });
-}
 
 function timed(fn) {
   const t = performance.now();

@@ -26,24 +26,11 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { GIT_ENV, sh } from "./git-env.mjs";
 
 export const QUICK = process.env.BENCH_QUICK === "1";
 export const CLI = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "bin", "evalgate.js");
 const PAIRS = Number(process.env.BENCH_PAIRS ?? (QUICK ? 3 : 5));
-
-export const GIT_ENV = {
-  ...process.env,
-  GIT_CONFIG_GLOBAL: "/dev/null",
-  GIT_CONFIG_NOSYSTEM: "1",
-  GIT_AUTHOR_NAME: "bench",
-  GIT_AUTHOR_EMAIL: "bench@localhost",
-  GIT_COMMITTER_NAME: "bench",
-  GIT_COMMITTER_EMAIL: "bench@localhost",
-};
-
-export function sh(cmd, cwd) {
-  return execFileSync("/bin/sh", ["-c", cmd], { cwd, env: GIT_ENV, encoding: "utf8", maxBuffer: 1 << 30 });
-}
 
 export function median(xs) {
   const s = [...xs].sort((a, b) => a - b);
@@ -67,8 +54,8 @@ export function writeSourceTree(dir, n) {
 
 const AGENT = '#!/bin/sh\necho "$EVALGATE_TEST_ID $EVALGATE_ATTEMPT" > answer.txt\n';
 const GRADER = "#!/bin/sh\ntest -s answer.txt\n";
-const MAKE_IGNORED = `#!/bin/sh
-# Writes N files into node_modules as an install would; records its own time (ms) in $2.
+export const MAKE_IGNORED = `#!/bin/sh
+# Writes N files into node_modules as an install would; records its own time (ms) in $2, if given.
 start=$(date +%s%N)
 node -e '
 const fs = require("fs"), path = require("path");
@@ -78,25 +65,31 @@ for (let i = 0; i < n; i++) {
   if (i % 50 === 0) fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(path.join(dir, "f" + (i % 50) + ".js"), "module.exports = " + i + ";\\n");
 }' "$1"
-echo $(( ($(date +%s%N) - start) / 1000000 )) > "$2"
+if [ -n "$2" ]; then echo $(( ($(date +%s%N) - start) / 1000000 )) > "$2"; fi
 `;
 
-/** An eval folder: the seed `project/`, the agent and grader, `tests` × `repeat` attempts. */
-export function writeSuite(dir, { files, tests, repeat, concurrency = 2, ignored = 0 }) {
+/**
+ * An eval folder: the seed `project/`, the agent and grader, `tests` × `repeat` attempts. Setup is
+ * `setup` when given, else make-ignored.sh writing `ignored` files (none: no setup).
+ */
+export function writeSuite(
+  dir,
+  { files, tests, repeat, concurrency = 2, ignored = 0, setup, agent = AGENT, grader = GRADER },
+) {
   const project = path.join(dir, "project");
   writeSourceTree(project, files);
   writeFileSync(path.join(project, ".gitignore"), "node_modules/\n");
   for (const [name, text] of [
-    ["agent.sh", AGENT],
-    ["grade.sh", GRADER],
+    ["agent.sh", agent],
+    ["grade.sh", grader],
     ["make-ignored.sh", MAKE_IGNORED],
   ]) {
     writeFileSync(path.join(dir, name), text);
     chmodSync(path.join(dir, name), 0o755);
   }
-  const setup = ignored
-    ? `  setup: { command: "{EVAL_DIR}/make-ignored.sh ${ignored} {EVAL_DIR}/setup-ms" }\n`
-    : "";
+  const command =
+    setup ?? (ignored ? `{EVAL_DIR}/make-ignored.sh ${ignored} {EVAL_DIR}/setup-ms` : undefined);
+  const setupLine = command ? `  setup: { command: ${JSON.stringify(command)} }\n` : "";
   const list = Array.from(
     { length: tests },
     (_, i) =>
@@ -110,7 +103,7 @@ concurrency: ${concurrency}
 targets: [{ name: trivial, provider: command, command: ["{EVAL_DIR}/agent.sh"] }]
 workspace:
   seed: { path: project }
-${setup}tests:
+${setupLine}tests:
 ${list}
 `,
   );

@@ -13,6 +13,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, expect, inject } from "vitest";
+import { gitEnv } from "../bench/git-env.mjs";
 import type { Usage } from "../src/providers/types.js";
 import { acquireFixture, changedFixtures, type Fixture } from "./shared-fixtures.js";
 
@@ -52,16 +53,7 @@ export function writeFiles(dir: string, files: Record<string, string>): void {
 export function sh(cmd: string, cwd: string, env: NodeJS.ProcessEnv = {}): string {
   return execFileSync("/bin/sh", ["-c", cmd], {
     cwd,
-    env: {
-      ...process.env,
-      GIT_CONFIG_GLOBAL: "/dev/null",
-      GIT_CONFIG_NOSYSTEM: "1",
-      GIT_AUTHOR_NAME: "t",
-      GIT_AUTHOR_EMAIL: "t@t",
-      GIT_COMMITTER_NAME: "t",
-      GIT_COMMITTER_EMAIL: "t@t",
-      ...env,
-    },
+    env: { ...process.env, ...gitEnv("t", "t@t"), ...env },
     encoding: "utf8",
   });
 }

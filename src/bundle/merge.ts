@@ -9,20 +9,17 @@ import type { OptionNaming } from "../config/options.js";
 import { UsageError } from "../errors.js";
 import { decideRun } from "../gate/run.js";
 import { isWithin } from "../paths.js";
-import { ISOLATION_LEVELS, type IsolationLevel, weakerLevel } from "../sandbox/isolation.js";
-import { openRows } from "../sandbox/threat-model.js";
 import { comparisonSummary } from "./compare.js";
 import type { BaseHistory } from "./history.js";
 import { mergedGateCase } from "./merge-decide.js";
+import { mergedIsolation, mergedSetupTrees } from "./merge-facts.js";
 import { type Bundle, BundleError, confinedPath, readBundle, readCaseSummary, rowKey } from "./read.js";
 import { historyForSuites } from "./suites.js";
-import { buildSummary, examCounted, isProposed, rootsOf } from "./summary.js";
+import { buildSummary, examCounted, isProposed, type RunInfo, rootsOf } from "./summary.js";
 import {
   type WireCaseSummary,
-  type WireContainerIsolation,
   type WireEval,
   type WireIndexRow,
-  type WireIsolation,
   type WireSummary,
   wireAdmission,
   wireChange,
@@ -103,40 +100,17 @@ export async function mergeShards(opts: MergeOptions): Promise<{
   await checkNewBundleFolder(out, opts.out, opts.naming);
   await mkdir(out, { recursive: true });
 
-  const rows: WireIndexRow[] = [];
-  const owner = new Map<string, string>();
-  for (const b of shards) {
-    for (const r of b.rows) {
-      const key = rowKey(r);
-      if (owner.has(key)) {
-        throw new UsageError(
-          `case ${r.test_id} on ${r.target} (${r.eval_path}) is in two shards: ${owner.get(key)} and ${b.dir}`,
-        );
-      }
-      owner.set(key, b.dir);
-      await copyResultDir(b.dir, r.result_dir, out);
-      rows.push({ ...r });
-    }
-  }
-  rows.sort((a, b) => (rowKey(a) < rowKey(b) ? -1 : rowKey(a) > rowKey(b) ? 1 : 0));
+  const { rows, owner } = await copiedRows(shards, out);
   // A baseline of other suites is not compared; one of some of the same is, over those.
   const suites = [...new Set(shards.flatMap((b) => b.summary.evals.map((e) => e.eval_path)))];
   const fitted = opts.history ? historyForSuites(opts.history, suites) : undefined;
 
-  const evalsByPath = new Map<string, WireEval>();
-  for (const b of shards)
-    for (const e of b.summary.evals) if (!evalsByPath.has(e.eval_path)) evalsByPath.set(e.eval_path, e);
-  const evals = [...evalsByPath.values()].map((e) => ({
-    ...e,
-    cases: rows.filter((r) => r.root_eval_path === e.eval_path).length,
-  }));
+  const evals = mergedEvals(shards, rows);
   const budgetStops = new Map<string, string>();
   for (const b of shards)
     for (const s of b.summary.gate.budget_stops ?? []) budgetStops.set(s.eval_path, s.reason);
 
   const first = shards[0]!.summary;
-  const started = Math.min(...shards.map((b) => Date.parse(b.summary.run.started_at)));
-  const finished = Math.max(...shards.map((b) => Date.parse(b.summary.run.finished_at)));
   // Decided as a run decides: each case from its tries, then the run gate over every case.
   const history = fitted?.history;
   const caseSummaries = await Promise.all(rows.map((r) => readCaseSummary(owner.get(rowKey(r))!, r)));
@@ -164,26 +138,8 @@ export async function mergeShards(opts: MergeOptions): Promise<{
     budgetStops,
   );
   const hadComparison = shards.some((b) => b.summary.comparison);
-  const interrupted = shards
-    .filter((b) => b.summary.status === "interrupted")
-    .map((b) => `${b.summary.run.shard!.index}/${b.summary.run.shard!.total}`);
   const summary = buildSummary(
-    {
-      id: opts.runId,
-      startedAt: new Date(started),
-      finishedAt: new Date(finished),
-      version: opts.version,
-      concurrency: first.run.concurrency,
-      repeatOverride: first.run.repeat_override ?? undefined,
-      filters: first.run.filters,
-      git: first.git,
-      mergedFrom: shards.map((b) => b.summary.run.id),
-      ...(interrupted.length > 0
-        ? {
-            interrupted: `the run was interrupted: shard${interrupted.length > 1 ? "s" : ""} ${interrupted.join(", ")} stopped before every attempt ran`,
-          }
-        : {}),
-    },
+    mergedRunInfo(shards, opts),
     evals,
     rows,
     gate,
@@ -197,12 +153,76 @@ export async function mergeShards(opts: MergeOptions): Promise<{
   );
   const isolation = mergedIsolation(shards);
   if (isolation) summary.isolation = isolation;
+  const trees = mergedSetupTrees(shards);
+  if (trees) summary.setup_trees = trees;
   await writeFile(
     path.join(out, "index.jsonl"),
     rows.map((r) => JSON.stringify(r)).join("\n") + (rows.length ? "\n" : ""),
   );
   await writeJson(path.join(out, "summary.json"), summary);
   return { out, summary, rows, caseSummaries, ...(fitted?.note ? { baselineNote: fitted.note } : {}) };
+}
+
+/** The merged run: its shards' span of time, the first shard's settings, and which shards were interrupted. */
+function mergedRunInfo(shards: readonly Bundle[], opts: MergeOptions): RunInfo {
+  const first = shards[0]!.summary;
+  const interrupted = shards
+    .filter((b) => b.summary.status === "interrupted")
+    .map((b) => `${b.summary.run.shard!.index}/${b.summary.run.shard!.total}`);
+  return {
+    id: opts.runId,
+    startedAt: new Date(Math.min(...shards.map((b) => Date.parse(b.summary.run.started_at)))),
+    finishedAt: new Date(Math.max(...shards.map((b) => Date.parse(b.summary.run.finished_at)))),
+    version: opts.version,
+    concurrency: first.run.concurrency,
+    repeatOverride: first.run.repeat_override ?? undefined,
+    filters: first.run.filters,
+    git: first.git,
+    mergedFrom: shards.map((b) => b.summary.run.id),
+    ...(interrupted.length > 0
+      ? {
+          interrupted: `the run was interrupted: shard${interrupted.length > 1 ? "s" : ""} ${interrupted.join(", ")} stopped before every attempt ran`,
+        }
+      : {}),
+  };
+}
+
+/**
+ * Every shard's index rows, in key order, each case's result folder copied into `out`; with the
+ * shard folder each case came from. A case in two shards is refused.
+ */
+async function copiedRows(
+  shards: readonly Bundle[],
+  out: string,
+): Promise<{ rows: WireIndexRow[]; owner: Map<string, string> }> {
+  const rows: WireIndexRow[] = [];
+  const owner = new Map<string, string>();
+  for (const b of shards) {
+    for (const r of b.rows) {
+      const key = rowKey(r);
+      if (owner.has(key)) {
+        throw new UsageError(
+          `case ${r.test_id} on ${r.target} (${r.eval_path}) is in two shards: ${owner.get(key)} and ${b.dir}`,
+        );
+      }
+      owner.set(key, b.dir);
+      await copyResultDir(b.dir, r.result_dir, out);
+      rows.push({ ...r });
+    }
+  }
+  rows.sort((a, b) => (rowKey(a) < rowKey(b) ? -1 : rowKey(a) > rowKey(b) ? 1 : 0));
+  return { rows, owner };
+}
+
+/** The shards' eval files, each once, with its cases counted over every shard. */
+function mergedEvals(shards: readonly Bundle[], rows: readonly WireIndexRow[]): WireEval[] {
+  const evalsByPath = new Map<string, WireEval>();
+  for (const b of shards)
+    for (const e of b.summary.evals) if (!evalsByPath.has(e.eval_path)) evalsByPath.set(e.eval_path, e);
+  return [...evalsByPath.values()].map((e) => ({
+    ...e,
+    cases: rows.filter((r) => r.root_eval_path === e.eval_path).length,
+  }));
 }
 
 /**
@@ -257,104 +277,4 @@ function mergedComparison(
     significant: rows.filter((r) => r.change?.significant).length,
     removed_cases: [],
   };
-}
-
-const isLevel = (v: unknown): v is IsolationLevel =>
-  typeof v === "string" && (ISOLATION_LEVELS as readonly string[]).includes(v);
-
-/**
- * What the agents of the whole run ran under: the weakest level of the shards, each target at its
- * weakest, with the reasons of the shards at that level (docs/decisions/0130). A shard is an
- * artifact, so its `isolation` is read field by field: one that does not say (an older evalgate)
- * or says something unknown counts as `none`, never as isolated. Undefined when no shard says.
- */
-export function mergedIsolation(shards: readonly Bundle[]): WireIsolation | undefined {
-  if (!shards.some((b) => b.summary.isolation)) return undefined;
-  const parts = shards.map((b) => {
-    const name = b.summary.run.shard
-      ? `shard ${b.summary.run.shard.index}/${b.summary.run.shard.total}`
-      : b.dir;
-    const iso = b.summary.isolation as Partial<Record<keyof WireIsolation, unknown>> | undefined;
-    const unknown = {
-      level: "none" as IsolationLevel,
-      reason: `${name} does not say what its agents ran under`,
-    };
-    if (!iso || typeof iso !== "object") return { name, ...unknown, targets: [] };
-    const targets = (Array.isArray(iso.targets) ? iso.targets : []).flatMap((t: unknown) => {
-      const x = (t && typeof t === "object" ? t : {}) as Record<string, unknown>;
-      if (typeof x.name !== "string") return [];
-      const level = isLevel(x.level) ? x.level : "none";
-      const reason = isLevel(x.level) ? (typeof x.reason === "string" ? x.reason : null) : unknown.reason;
-      return [{ name: x.name, level, reason }];
-    });
-    if (iso.level === null) return { name, level: null, reason: null, targets };
-    if (!isLevel(iso.level)) return { name, ...unknown, targets };
-    return { name, level: iso.level, reason: typeof iso.reason === "string" ? iso.reason : null, targets };
-  });
-  const byTarget = new Map<string, WireIsolation["targets"][number]>();
-  for (const p of parts) {
-    for (const t of p.targets) {
-      const seen = byTarget.get(t.name);
-      if (!seen || weakerLevel(seen.level, t.level) !== seen.level) byTarget.set(t.name, t);
-    }
-  }
-  const levels = parts.flatMap((p) => (p.level ? [p.level] : []));
-  const containers = mergedContainers(shards);
-  if (levels.length === 0) {
-    return {
-      level: null,
-      reason:
-        containers.length > 0
-          ? "every agent runs in its case's container (isolation.containers)"
-          : "no target runs an agent program",
-      targets: [...byTarget.values()],
-      ...(containers.length > 0 ? { containers } : {}),
-    };
-  }
-  const level = levels.reduce(weakerLevel);
-  const weakest = parts.filter((p) => p.level === level);
-  // What any shard left open, as it says, or by its level (an older evalgate).
-  const gaps = new Set<string>();
-  shards.forEach((b, i) => {
-    const said = (b.summary.isolation as { gaps?: unknown } | undefined)?.gaps;
-    const lvl = parts[i]!.level;
-    if (Array.isArray(said)) for (const g of said) if (typeof g === "string") gaps.add(g);
-    if (!Array.isArray(said) && lvl) for (const r of openRows(lvl)) gaps.add(r.open);
-  });
-  const reasons = [...new Set(weakest.map((p) => p.reason).filter((r): r is string => r !== null))];
-  const reason =
-    reasons.length === 0
-      ? null
-      : reasons.length === 1
-        ? reasons[0]!
-        : weakest
-            .filter((p) => p.reason !== null)
-            .map((p) => `${p.name}: ${p.reason}`)
-            .join("; ");
-  return {
-    level,
-    reason,
-    targets: [...byTarget.values()],
-    ...(gaps.size > 0 ? { gaps: [...gaps] } : {}),
-    ...(containers.length > 0 ? { containers } : {}),
-  };
-}
-
-/** The shards' `isolation.containers`, row by row (an artifact: each field checked), cases summed. */
-function mergedContainers(shards: readonly Bundle[]): WireContainerIsolation[] {
-  const rows = new Map<string, WireContainerIsolation>();
-  for (const b of shards) {
-    const said = (b.summary.isolation as { containers?: unknown } | undefined)?.containers;
-    if (!Array.isArray(said)) continue;
-    for (const r of said as Record<string, unknown>[]) {
-      const { target, engine, image, digest, cases } = r ?? {};
-      if (![target, engine, image, digest].every((v) => typeof v === "string")) continue;
-      if (typeof cases !== "number" || !Number.isInteger(cases) || cases < 0) continue;
-      const key = JSON.stringify([target, engine, image, digest]);
-      const row = rows.get(key);
-      if (row) row.cases += cases;
-      else rows.set(key, { target, engine, image, digest, cases } as WireContainerIsolation);
-    }
-  }
-  return [...rows.values()];
 }

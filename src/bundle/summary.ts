@@ -32,6 +32,23 @@ export interface RunInfo {
   interrupted?: string;
 }
 
+/** How an attempt got the trees setup built (run/share.ts): shared through an overlay, or copied. */
+export const SETUP_TREE_MODES = ["overlay", "reflink", "copy"] as const;
+export type SetupTreeMode = (typeof SETUP_TREE_MODES)[number];
+
+/**
+ * summary.json's `setup_trees`, from the attempts counted by mode and the reasons trees were
+ * copied; undefined when no attempt got a tree (setup built none).
+ */
+export function wireSetupTrees(
+  attempts: Partial<Record<SetupTreeMode, number>>,
+  reasons: Iterable<string>,
+): WireSummary["setup_trees"] {
+  const modes = Object.keys(attempts) as SetupTreeMode[];
+  if (modes.length === 0) return undefined;
+  return { mode: modes.length === 1 ? modes[0]! : "mixed", attempts, reasons: [...new Set(reasons)].sort() };
+}
+
 /** A case new in the checkout, run from its own definition: reported, never gating or counted (docs/exam.md). */
 export const isProposed = (row: Pick<WireIndexRow, "exam">): boolean => row.exam?.status === "proposed";
 

@@ -6,27 +6,21 @@
 import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { BaseHistory, readBaselines } from "../bundle/history.js";
-import type { RepeatSetting } from "../config/types.js";
 import { EXIT, UsageError } from "../errors.js";
 import { StreamLogger } from "../log.js";
 import { calibrateView } from "../pipeline/calibrate.js";
-import { planRun, type RunOptions, type RunOutcome, runEvals } from "../pipeline/run.js";
+import { planRun, type RunOutcome } from "../pipeline/run.js";
 import { calibrateJson, renderCalibrateText } from "../report/calibrate.js";
 import { SilentProgress } from "../report/console.js";
-import { exitCodeOf, SignalInterrupt } from "../run/interrupt.js";
-import { ChildProcessRunner, killLiveGroups } from "../sandbox/process.js";
+import { exitCodeOf } from "../run/interrupt.js";
 import { repositoryRoot } from "../workspace/git.js";
-import { CLI_NAMING } from "./args.js";
+import { cliRunOptions, type SelectionFlags } from "./args.js";
 import type { CommandIO } from "./io.js";
+import { runInterruptibly } from "./run.js";
 
-export interface CalibrateFlags {
+export interface CalibrateFlags extends SelectionFlags {
   runs?: number;
   out?: string;
-  repeat?: RepeatSetting;
-  test?: string[];
-  tag?: string[];
-  target?: string[];
-  concurrency?: number;
   json?: boolean;
 }
 
@@ -51,38 +45,21 @@ export async function calibrateCommand(paths: string[], o: CalibrateFlags, io: C
   const projectRoot = await repositoryRoot(io.cwd);
   let last: RunOutcome | undefined;
   for (let k = 1; k <= runs; k++) {
-    const opts: RunOptions = {
-      cwd: io.cwd,
-      projectRoot,
+    // A/A: each run alone (no baseline); the history is read back from all of them at the end.
+    const opts = cliRunOptions(
       paths,
-      targets: o.target,
-      tests: o.test,
-      tags: o.tag,
-      repeat: o.repeat,
-      concurrency: o.concurrency,
-      out: path.join(outDir, `run-${k}`),
-      keepWorkspaces: false,
-      // A/A: each run alone; the history is read back from all of them at the end.
-      baselines: [],
-      naming: CLI_NAMING,
-    };
+      { ...o, out: path.join(outDir, `run-${k}`) },
+      { cwd: io.cwd, projectRoot },
+    );
     const plan = await planRun(opts);
     io.stderr.write(`evalgate calibrate: run ${k} of ${runs} (${plan.cases.length} cases)\n`);
-    const interrupt = new SignalInterrupt(killLiveGroups).install();
-    try {
-      last = await runEvals(
-        opts,
-        { runner: new ChildProcessRunner(), progress: new SilentProgress(), logger, interruption: interrupt },
-        plan,
-      );
-    } finally {
-      interrupt.dispose();
-    }
-    if (interrupt.received) {
+    const { result, interrupted } = await runInterruptibly(opts, plan, new SilentProgress(), logger);
+    last = result;
+    if (interrupted) {
       io.stderr.write(
-        `evalgate: interrupted by ${interrupt.received}: calibration stopped after ${k - 1} complete runs; the bundles are in ${given}\n`,
+        `evalgate: interrupted by ${interrupted}: calibration stopped after ${k - 1} complete runs; the bundles are in ${given}\n`,
       );
-      return exitCodeOf(interrupt.received);
+      return exitCodeOf(interrupted);
     }
   }
   const history = new BaseHistory(await readBaselines([outDir], io.cwd, "--out"));

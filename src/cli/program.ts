@@ -41,11 +41,14 @@ function collect(value: string, previous: string[] = []): string[] {
   return [...previous, ...splitList(value)];
 }
 
+/** Receives the exit status of the command that ran. */
+type Exit = (status: number) => void;
+
 /**
  * The program; `exit` receives the exit status of the command that ran. Errors (a user's mistake or
  * a bug) are thrown to main.ts, which maps them.
  */
-export function cliProgram(io: CommandIO, exit: (status: number) => void): Command {
+export function cliProgram(io: CommandIO, exit: Exit): Command {
   const program = new Command("evalgate")
     .description(
       "Evaluate coding agents: repeated attempts in fresh workspaces, gate policies, a run bundle.",
@@ -54,7 +57,15 @@ export function cliProgram(io: CommandIO, exit: (status: number) => void): Comma
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) })
     .showHelpAfterError("(run evalgate --help for usage)");
+  declareRun(program, io, exit);
+  declareAuthoring(program, io, exit);
+  declareComparing(program, io, exit);
+  declareBundleCommands(program, io, exit);
+  return program;
+}
 
+/** `run`: the eval files → a bundle and the gate's exit status. */
+function declareRun(program: Command, io: CommandIO, exit: Exit): void {
   program
     .command("run")
     .description("run the eval files under PATH (default: the current folder) and write a run bundle")
@@ -101,7 +112,10 @@ export function cliProgram(io: CommandIO, exit: (status: number) => void): Comma
     .action(async (paths: string[], o: RunFlags) =>
       exit(await (await import("./run.js")).runCommand(paths, o, io)),
     );
+}
 
+/** The commands that write or check eval files: init, validate, import. */
+function declareAuthoring(program: Command, io: CommandIO, exit: Exit): void {
   program
     .command("init")
     .description("write a starter eval suite and .github/workflows/evals.yml (never overwrites a file)")
@@ -171,7 +185,10 @@ export function cliProgram(io: CommandIO, exit: (status: number) => void): Comma
     .action(async (format: string, sources: string[], o: ImportFlags) =>
       exit(await (await import("./import.js")).importCommand(format, sources, o, io)),
     );
+}
 
+/** The commands that weigh runs against each other: compare, history, calibrate. */
+function declareComparing(program: Command, io: CommandIO, exit: Exit): void {
   program
     .command("compare")
     .description("compare two bundles case by case; exits 1 on a regression the head's gate counts")
@@ -221,7 +238,10 @@ export function cliProgram(io: CommandIO, exit: (status: number) => void): Comma
     .action(async (paths: string[], o: CalibrateFlags) =>
       exit(await (await import("./calibrate.js")).calibrateCommand(paths, o, io)),
     );
+}
 
+/** The commands over a run's bundles: report, merge. */
+function declareBundleCommands(program: Command, io: CommandIO, exit: Exit): void {
   program
     .command("report")
     .description(
@@ -259,6 +279,4 @@ export function cliProgram(io: CommandIO, exit: (status: number) => void): Comma
     .action(async (bundles: string[], o: MergeFlags) =>
       exit(await (await import("./merge.js")).mergeCommand(bundles, o, io)),
     );
-
-  return program;
 }

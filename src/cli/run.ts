@@ -1,34 +1,24 @@
 /** `evalgate run`: the eval files → a run bundle, the case table, and the gate's exit status. */
-import type { RepeatSetting } from "../config/types.js";
+import type { Plan } from "../config/types.js";
 import { EXIT } from "../errors.js";
 import { type Logger, StreamLogger } from "../log.js";
 import { type OpenExam, openExam } from "../pipeline/exam.js";
 import { gateExcludeOf, quarantineBlock } from "../pipeline/quarantine.js";
-import { planRun, type RunOptions, runEvals } from "../pipeline/run.js";
+import { planRun, type RunOptions, type RunOutcome, runEvals } from "../pipeline/run.js";
 import { quarantineText } from "../report/bot.js";
 import { regressionsOf } from "../report/comment-head.js";
 import { LineProgress, LiveProgress, type Progress, SilentProgress } from "../report/console.js";
 import { renderCaseTable, renderRunFooter } from "../report/table.js";
-import { exitCodeOf, SignalInterrupt } from "../run/interrupt.js";
+import { exitCodeOf, type Interruption, SignalInterrupt } from "../run/interrupt.js";
 import { ChildProcessRunner, killLiveGroups } from "../sandbox/process.js";
 import { repositoryRoot } from "../workspace/git.js";
-import { CLI_NAMING, examRequest } from "./args.js";
+import { cliRunOptions, examRequest, type RunOptionFlags } from "./args.js";
 import { type CommandIO, isCi } from "./io.js";
 import { cliQuarantine, type QuarantineFlag } from "./quarantine.js";
 
 /** The flags of `evalgate run`, as commander parses them (cli/program.ts). */
-export interface RunFlags {
-  target?: string[];
-  test?: string[];
-  tag?: string[];
-  repeat?: RepeatSetting;
-  concurrency?: number;
-  out?: string;
-  workDir?: string;
-  keepWorkspaces?: boolean;
+export interface RunFlags extends RunOptionFlags {
   json?: boolean;
-  baseline?: string[];
-  shard?: RunOptions["shard"];
   examFrom?: string;
   quarantine?: QuarantineFlag;
 }
@@ -51,6 +41,29 @@ export async function runCommand(paths: string[], o: RunFlags, io: CommandIO): P
   }
 }
 
+/**
+ * One run of the CLI, stopped by SIGINT or SIGTERM: its agents stopped, its partial bundle written;
+ * `interrupted` names the signal then.
+ */
+export async function runInterruptibly(
+  opts: RunOptions,
+  plan: Plan,
+  progress: Progress,
+  logger: Logger,
+): Promise<{ result: RunOutcome; interrupted: Interruption["received"] }> {
+  const interrupt = new SignalInterrupt(killLiveGroups).install();
+  try {
+    const result = await runEvals(
+      opts,
+      { runner: new ChildProcessRunner(), progress, logger, interruption: interrupt },
+      plan,
+    );
+    return { result, interrupted: interrupt.received };
+  } finally {
+    interrupt.dispose();
+  }
+}
+
 async function runWith(
   paths: string[],
   o: RunFlags,
@@ -59,23 +72,7 @@ async function runWith(
 ): Promise<number> {
   const { stdout, stderr, cwd } = io;
   const json = Boolean(o.json);
-  const opts: RunOptions = {
-    cwd,
-    projectRoot: with_.projectRoot,
-    ...(with_.exam ? { exam: with_.exam } : {}),
-    paths,
-    targets: o.target,
-    tests: o.test,
-    tags: o.tag,
-    repeat: o.repeat,
-    concurrency: o.concurrency,
-    out: o.out,
-    workDir: o.workDir,
-    keepWorkspaces: Boolean(o.keepWorkspaces),
-    baselines: o.baseline ?? [],
-    shard: o.shard,
-    naming: CLI_NAMING,
-  };
+  const opts = cliRunOptions(paths, o, { cwd, ...with_ });
   // Read as the action reads it, before anything runs: a bad entry is an error naming file and line.
   // With --exam-from the default file is the exam's, as the action reads the base's on a pull request.
   const quarantine = await cliQuarantine(o.quarantine, cwd, with_.exam?.root ?? with_.projectRoot);
@@ -83,23 +80,12 @@ async function runWith(
   // Planned before the interrupt handler is installed: a signal while a large eval file is read
   // ends evalgate at once (nothing has started that needs stopping or a partial bundle).
   const plan = await planRun(opts);
-  const interrupt = new SignalInterrupt(killLiveGroups).install();
-  let result: Awaited<ReturnType<typeof runEvals>>;
-  try {
-    result = await runEvals(
-      opts,
-      {
-        runner: new ChildProcessRunner(),
-        progress: progressFor(io, json),
-        logger: with_.logger,
-        interruption: interrupt,
-      },
-      plan,
-    );
-  } finally {
-    interrupt.dispose();
-  }
-  const sig = interrupt.received;
+  const { result, interrupted: sig } = await runInterruptibly(
+    opts,
+    plan,
+    progressFor(io, json),
+    with_.logger,
+  );
   if (sig) {
     const tries = result.cases.flatMap((c) => c.tries);
     const done = tries.filter((t) => t.failureKind !== "cancelled").length;

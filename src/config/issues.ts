@@ -105,14 +105,7 @@ export function describeIssue(
   switch (issue.code) {
     case "unrecognized_keys": {
       const allowed = allowedKeys(schema, rel, root);
-      return issue.keys.map((k) => {
-        const guess = didYouMean(k, allowed);
-        return {
-          ...at(k),
-          message: `unknown key "${k}"`,
-          hint: guess ? `did you mean "${guess}"?` : `allowed keys here: ${allowed.join(", ")}`,
-        };
-      });
+      return issue.keys.map((k) => ({ ...at(k), ...unknownKey(k, allowed) }));
     }
     case "invalid_union": {
       if ("note" in issue && issue.note === "No matching discriminator") {
@@ -174,38 +167,38 @@ export function describeIssue(
     }
     case "too_small":
     case "too_big": {
-      const bound = issue.code === "too_small" ? "at least" : "at most";
-      const limit = issue.code === "too_small" ? issue.minimum : issue.maximum;
-      const what =
-        issue.origin === "array"
-          ? "items"
-          : issue.origin === "string"
-            ? "characters"
-            : issue.origin === "number"
-              ? ""
-              : "";
-      return [
-        {
-          ...at(),
-          message: `${typeName(here)} is out of range: must be ${bound} ${String(limit)}${what ? ` ${what}` : ""}`,
-        },
-      ];
+      return [{ ...at(), message: rangeMessage(issue, here) }];
     }
     case "custom":
-      // Refinements say what is wrong: a range's ("out of range: …") reads after what the value is
-      // ("a string is out of range: …"); any other (a repeat range's "max must be at least min")
-      // is a sentence of its own.
-      return [
-        {
-          ...at(),
-          message: issue.message.startsWith("out of ")
-            ? `${typeName(here)} is ${issue.message}`
-            : issue.message,
-        },
-      ];
+      return [{ ...at(), message: customMessage(issue.message, here) }];
     default:
       return [{ ...at(), message: issue.message }];
   }
+}
+
+/** An unknown key, with the nearest allowed one or the list of them. */
+function unknownKey(key: string, allowed: readonly string[]): Pick<ConfigProblem, "message" | "hint"> {
+  const guess = didYouMean(key, [...allowed]);
+  return {
+    message: `unknown key "${key}"`,
+    hint: guess ? `did you mean "${guess}"?` : `allowed keys here: ${allowed.join(", ")}`,
+  };
+}
+
+/** A value past its bound: what it is, and the bound with its unit. */
+function rangeMessage(issue: z.core.$ZodIssueTooSmall | z.core.$ZodIssueTooBig, here: unknown): string {
+  const bound = issue.code === "too_small" ? "at least" : "at most";
+  const limit = issue.code === "too_small" ? issue.minimum : issue.maximum;
+  const what = issue.origin === "array" ? "items" : issue.origin === "string" ? "characters" : "";
+  return `${typeName(here)} is out of range: must be ${bound} ${String(limit)}${what ? ` ${what}` : ""}`;
+}
+
+/**
+ * A refinement's message: a range's ("out of range: …") reads after what the value is ("a string
+ * is out of range: …"); any other (a repeat range's "max must be at least min") is a sentence of its own.
+ */
+function customMessage(message: string, here: unknown): string {
+  return message.startsWith("out of ") ? `${typeName(here)} is ${message}` : message;
 }
 
 function article(expected: string): string {

@@ -204,32 +204,19 @@ async function runInContainer(
     // Without such a group the engine's own word on an OOM kill is needed, so the container is kept
     // until it has been asked.
     const keep = setup.resources?.memoryBytes !== undefined && !group;
-    const args = [
-      ...engine.globalArgs,
-      "run",
-      ...(keep ? [] : ["--rm"]),
-      "--name",
+    const args = engineRunArgs(setup, spec, {
       name,
-      "--hostname",
-      "evalgate",
-      "--log-driver",
-      "none",
-      ...(spec.input !== undefined ? ["-i"] : []),
-      ...(engine.init ? ["--init"] : []),
-      // Should evalgate itself be killed, Podman's monitor still stops the container in time.
-      ...(engine.kind === "podman" ? ["--timeout", String(seconds(spec.timeoutMs + grace) + 60)] : []),
-      ...(group ? ["--cgroup-parent", group.relative] : []),
-      ...(group && engine.kind === "podman" ? ["--cgroups", "no-conmon"] : []),
-      ...engine.runArgs,
-      ...net.flags,
-      ...engineResourceFlags(setup.resources),
-      ...mountFlags(mounts, setup.hidden ?? [], engine.kind),
-      ...env.flags,
-      "-w",
       cwd,
-      setup.image.id,
-      ...argvIn(mounts, spec.command),
-    ];
+      keep,
+      group,
+      grace,
+      flags: [
+        ...net.flags,
+        ...engineResourceFlags(setup.resources),
+        ...mountFlags(mounts, setup.hidden ?? [], engine.kind),
+        ...env.flags,
+      ],
+    });
     trackContainer(name, engine);
     let stopped = false;
     const timer = setTimeout(() => {
@@ -281,6 +268,42 @@ async function runInContainer(
     await forward?.close();
     await group?.remove();
   }
+}
+
+/**
+ * The engine's `run` arguments for one process: its container named `o.name`, removed when it ends
+ * unless kept to be asked about an OOM kill, under evalgate's cgroup when there is one; `o.flags`
+ * are its network, resources, mounts and environment.
+ */
+function engineRunArgs(
+  setup: ContainerSetup,
+  spec: ProcessSpec,
+  o: { name: string; cwd: string; keep: boolean; group: Cgroup | undefined; grace: number; flags: string[] },
+): string[] {
+  const { engine } = setup;
+  return [
+    ...engine.globalArgs,
+    "run",
+    ...(o.keep ? [] : ["--rm"]),
+    "--name",
+    o.name,
+    "--hostname",
+    "evalgate",
+    "--log-driver",
+    "none",
+    ...(spec.input !== undefined ? ["-i"] : []),
+    ...(engine.init ? ["--init"] : []),
+    // Should evalgate itself be killed, Podman's monitor still stops the container in time.
+    ...(engine.kind === "podman" ? ["--timeout", String(seconds(spec.timeoutMs + o.grace) + 60)] : []),
+    ...(o.group ? ["--cgroup-parent", o.group.relative] : []),
+    ...(o.group && engine.kind === "podman" ? ["--cgroups", "no-conmon"] : []),
+    ...engine.runArgs,
+    ...o.flags,
+    "-w",
+    o.cwd,
+    setup.image.id,
+    ...argvIn(setup.mounts, spec.command),
+  ];
 }
 
 /**

@@ -170,27 +170,7 @@ export function decideCase(
     retried: tries.length - finals.length,
   };
   const n = quality.length;
-  const scores = quality.map((a) => a.grading?.score).filter((s): s is number => typeof s === "number");
-  const passRates = quality.map((a) => a.grading?.passRate).filter((s): s is number => typeof s === "number");
-  const outcomes: Counted[] = quality.map((a) => ({
-    passed: a.status === "passed",
-    passRate: a.grading?.passRate ?? (a.status === "passed" ? 1 : 0),
-  }));
-  const estimates = unbiasedEstimates(
-    outcomes.map((o) => o.passed),
-    schedule.looks,
-    // The rule reads the successes alone unless the policy measures pass rates.
-    gate.policy === "mean_pass_rate_at_least" ? undefined : (k, s) => schedule.continuesAt(k, s, s),
-  );
-  const stats: CaseStats = {
-    attemptSuccessRate: n > 0 ? passed / n : null,
-    wilson95: wilsonInterval(passed, n),
-    meanScore: mean(scores),
-    meanPassRate: mean(passRates),
-    passAtK: estimates.passAtK,
-    passHatK: estimates.passHatK,
-    estimate: { successRate: estimates.successRate, method: estimates.method },
-  };
+  const { stats, outcomes } = statsOf(quality, gate, schedule);
   const { classification, flaky } = classify(finals);
   const tally = `${passed} of ${n} attempt${n === 1 ? "" : "s"} passed`;
 
@@ -206,18 +186,7 @@ export function decideCase(
   });
 
   if (cancelled > 0) {
-    // A budget stops attempts before they start (or caps a running agent); an interrupt (a cancelled
-    // job, SIGTERM) stops the rest. Each says which it was.
-    const byBudget = finals.filter(
-      (a) => a.failureKind === "budget_exceeded" || (isCancelled(a) && a.failureStage === "budget"),
-    ).length;
-    const why =
-      byBudget === cancelled
-        ? "were stopped by the budget"
-        : byBudget === 0
-          ? "were stopped: the run was cancelled"
-          : `were stopped: ${byBudget} by the budget, ${cancelled - byBudget} by the run's cancel`;
-    return decide("error", `${cancelled} of ${planned} attempts ${why}`);
+    return decide("error", `${cancelled} of ${planned} attempts ${stoppedBy(finals, cancelled)}`);
   }
   if (errored.length > 0 && onError !== "exclude") {
     const kinds = [...new Set(errored.map((a) => a.failureKind ?? a.status))].join(", ");
@@ -239,6 +208,69 @@ export function decideCase(
     (errored.length > 0 ? ` (${errored.length} errored excluded)` : "") +
     (flakes > 0 ? ` (${flakes} verifier flake${flakes === 1 ? "" : "s"} excluded)` : "");
   const needs = POLICY_NEEDS[gate.policy](gate.threshold);
+  const ok = policyMet(gate, passed, n, stats.meanPassRate);
+  const evidence: Evidence = policyState(schedule, outcomes) === "open" ? "inconclusive" : "decided";
+  const settle = evidence === "inconclusive" ? attemptsToSettle(gate, outcomes) : null;
+  const detail =
+    gate.policy === "mean_pass_rate_at_least"
+      ? `${tally}, mean pass rate ${percent(stats.meanPassRate ?? 0)}`
+      : tally;
+  return {
+    ...decide(ok ? "pass" : "fail", `${detail}${excludedNote}${ok ? "" : `, ${needs}`}`),
+    evidence,
+    settleAttempts: settle,
+    path: pathOf(schedule.looks, outcomes),
+  };
+}
+
+/** The counted attempts' statistics, and each one's outcome as the stopping rule reads it. */
+function statsOf(
+  quality: readonly TryOutcome[],
+  gate: CaseGate,
+  schedule: CaseSchedule,
+): { stats: CaseStats; outcomes: Counted[] } {
+  const n = quality.length;
+  const passed = quality.filter((a) => a.status === "passed").length;
+  const scores = quality.map((a) => a.grading?.score).filter((s): s is number => typeof s === "number");
+  const passRates = quality.map((a) => a.grading?.passRate).filter((s): s is number => typeof s === "number");
+  const outcomes: Counted[] = quality.map((a) => ({
+    passed: a.status === "passed",
+    passRate: a.grading?.passRate ?? (a.status === "passed" ? 1 : 0),
+  }));
+  const estimates = unbiasedEstimates(
+    outcomes.map((o) => o.passed),
+    schedule.looks,
+    // The rule reads the successes alone unless the policy measures pass rates.
+    gate.policy === "mean_pass_rate_at_least" ? undefined : (k, s) => schedule.continuesAt(k, s, s),
+  );
+  const stats: CaseStats = {
+    attemptSuccessRate: n > 0 ? passed / n : null,
+    wilson95: wilsonInterval(passed, n),
+    meanScore: mean(scores),
+    meanPassRate: mean(passRates),
+    passAtK: estimates.passAtK,
+    passHatK: estimates.passHatK,
+    estimate: { successRate: estimates.successRate, method: estimates.method },
+  };
+  return { stats, outcomes };
+}
+
+/** Why the cancelled attempts did not run, for the case's reason. */
+function stoppedBy(finals: readonly TryOutcome[], cancelled: number): string {
+  // A budget stops attempts before they start (or caps a running agent); an interrupt (a cancelled
+  // job, SIGTERM) stops the rest. Each says which it was.
+  const byBudget = finals.filter(
+    (a) => a.failureKind === "budget_exceeded" || (isCancelled(a) && a.failureStage === "budget"),
+  ).length;
+  return byBudget === cancelled
+    ? "were stopped by the budget"
+    : byBudget === 0
+      ? "were stopped: the run was cancelled"
+      : `were stopped: ${byBudget} by the budget, ${cancelled - byBudget} by the run's cancel`;
+}
+
+/** Whether the counted attempts meet the case's policy. */
+function policyMet(gate: CaseGate, passed: number, n: number, meanPassRate: number | null): boolean {
   const eps = 1e-9;
   let ok: boolean;
   switch (gate.policy) {
@@ -252,21 +284,10 @@ export function decideCase(
       ok = passed / n + eps >= (gate.threshold ?? 1);
       break;
     case "mean_pass_rate_at_least":
-      ok = (stats.meanPassRate ?? 0) + eps >= (gate.threshold ?? 1);
+      ok = (meanPassRate ?? 0) + eps >= (gate.threshold ?? 1);
       break;
   }
-  const evidence: Evidence = policyState(schedule, outcomes) === "open" ? "inconclusive" : "decided";
-  const settle = evidence === "inconclusive" ? attemptsToSettle(gate, outcomes) : null;
-  const detail =
-    gate.policy === "mean_pass_rate_at_least"
-      ? `${tally}, mean pass rate ${percent(stats.meanPassRate ?? 0)}`
-      : tally;
-  return {
-    ...decide(ok ? "pass" : "fail", `${detail}${excludedNote}${ok ? "" : `, ${needs}`}`),
-    evidence,
-    settleAttempts: settle,
-    path: pathOf(schedule.looks, outcomes),
-  };
+  return ok;
 }
 
 /** The successes at each look the counted attempts reached. */

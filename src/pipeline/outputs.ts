@@ -1,5 +1,6 @@
 /**
- * What a run leaves once its attempts are done: the case summaries, index.jsonl and summary.json
+ * What a run leaves: each attempt's records as it finishes (attemptHooks), then, once its attempts
+ * are done: the case summaries, index.jsonl and summary.json
  * (the gate decided from the in-memory results), the report files comment.md (the PR comment),
  * report.html and junit.xml, written at the end of every run and merge, and last the seal. The action rewrites comment.md from the returned view
  * with links once it knows the workflow run and the artifact, so comment.md is the comment as posted.
@@ -10,15 +11,17 @@ import path from "node:path";
 import { comparisonSummary } from "../bundle/compare.js";
 import type { BaseHistory } from "../bundle/history.js";
 import { sealBundle } from "../bundle/seal.js";
-import { buildSummary, wireEvals, wireExam } from "../bundle/summary.js";
+import { buildSummary, type SetupTreeMode, wireEvals, wireExam, wireSetupTrees } from "../bundle/summary.js";
 import type { WireIndexRow, WireIsolation, WireSummary } from "../bundle/wire.js";
 import type { BundleWriter, FinishedCase } from "../bundle/write.js";
 import type { Plan } from "../config/types.js";
 import type { Logger } from "../log.js";
 import { COMMENT_MAX_CHARS, type CommentOptions, renderComment } from "../report/comment.js";
+import type { Progress } from "../report/console.js";
 import { renderHtml } from "../report/html.js";
 import { renderJUnit } from "../report/junit.js";
 import type { ReportView } from "../report/view.js";
+import type { RunHooks } from "../run/schedule.js";
 import type { AttemptResult } from "../run/types.js";
 import type { RunIsolation } from "../sandbox/isolation.js";
 import { openRows } from "../sandbox/threat-model.js";
@@ -99,6 +102,35 @@ export interface RunOutputs {
   logger: Logger;
 }
 
+/** What the scheduler tells the run's edge: each finished attempt is written to the bundle and shown as progress. */
+export function attemptHooks(bundle: BundleWriter, progress: Progress): RunHooks {
+  return {
+    attemptsPlanned: (_spec, count) => progress.addAttempts(count),
+    evidenceDir: (spec, dirName) => bundle.evidenceDir(spec, dirName),
+    attemptStarted: () => progress.attemptStarted(),
+    retryPlanned: () => progress.addPlanned(1),
+    attemptFinished: async (spec, raw) => {
+      const r = await bundle.writeAttempt(
+        spec,
+        raw,
+        existsSync(path.join(bundle.evidenceDir(spec, raw.dirName), "setup.log")),
+      );
+      progress.attemptFinished({
+        suite: spec.suite,
+        testId: spec.test.id,
+        target: spec.target.name,
+        attempt: r.attempt,
+        repeat: spec.repeatMax ?? spec.repeat,
+        retry: r.retry,
+        status: r.status,
+        durationMs: r.durationMs,
+        message: r.message,
+        score: r.grading?.score ?? null,
+      });
+    },
+  };
+}
+
 /**
  * Writes the run's cases, summary.json, reports and seal into its bundle. The gate is decided
  * from the finished cases in memory; the quarantine (`gateExclude`) is asked about each case's
@@ -175,14 +207,12 @@ export async function writeRunOutputs(
 
 /** How the attempts got what setup built (run/share.ts): each mode's count and why trees were copied. */
 function setupTreesSummary(tries: readonly AttemptResult[]): WireSummary["setup_trees"] {
-  const attempts: Record<string, number> = {};
-  const reasons = new Set<string>();
+  const attempts: Partial<Record<SetupTreeMode, number>> = {};
+  const reasons: string[] = [];
   for (const t of tries) {
     if (!t.setupTrees) continue;
     attempts[t.setupTrees.mode] = (attempts[t.setupTrees.mode] ?? 0) + 1;
-    if (t.setupTrees.reason) reasons.add(t.setupTrees.reason);
+    if (t.setupTrees.reason) reasons.push(t.setupTrees.reason);
   }
-  const modes = Object.keys(attempts) as ("overlay" | "reflink" | "copy")[];
-  if (modes.length === 0) return undefined;
-  return { mode: modes.length === 1 ? modes[0]! : "mixed", attempts, reasons: [...reasons].sort() };
+  return wireSetupTrees(attempts, reasons);
 }

@@ -3,7 +3,6 @@
  * The CLI and the action only build RunOptions and present the result.
  */
 import { randomBytes } from "node:crypto";
-import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, stat } from "node:fs/promises";
 import path from "node:path";
 import { caseDurations } from "../bundle/durations.js";
@@ -35,7 +34,7 @@ import { packageCacheOption } from "../workspace/package-cache.js";
 import { tempRoot } from "../workspace/temp.js";
 import { adaptiveAttempts, baseOf, caseErrorSettled, finishCases, schedulesOf } from "./decide.js";
 import { isolationOf, reportIsolation } from "./isolation.js";
-import { writeRunOutputs } from "./outputs.js";
+import { attemptHooks, writeRunOutputs } from "./outputs.js";
 import { checkedPlan } from "./plan.js";
 
 export interface RunOptions extends PlanOptions {
@@ -321,31 +320,7 @@ async function writeRun(
       ...(interruption ? { interruption } : {}),
       moreAttempts,
       errorSettled: caseErrorSettled,
-      hooks: {
-        attemptsPlanned: (_spec, count) => deps.progress.addAttempts(count),
-        evidenceDir: (spec, dirName) => bundle.evidenceDir(spec, dirName),
-        attemptStarted: () => deps.progress.attemptStarted(),
-        retryPlanned: () => deps.progress.addPlanned(1),
-        attemptFinished: async (spec, raw) => {
-          const r = await bundle.writeAttempt(
-            spec,
-            raw,
-            existsSync(path.join(bundle.evidenceDir(spec, raw.dirName), "setup.log")),
-          );
-          deps.progress.attemptFinished({
-            suite: spec.suite,
-            testId: spec.test.id,
-            target: spec.target.name,
-            attempt: r.attempt,
-            repeat: spec.repeatMax ?? spec.repeat,
-            retry: r.retry,
-            status: r.status,
-            durationMs: r.durationMs,
-            message: r.message,
-            score: r.grading?.score ?? null,
-          });
-        },
-      },
+      hooks: attemptHooks(bundle, deps.progress),
     });
   } finally {
     deps.progress.stop();

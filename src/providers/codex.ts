@@ -78,6 +78,38 @@ function toolResult(item: Record<string, unknown>): { output: string; isError: b
   }
 }
 
+/** The transcript entries of one item: a tool call and its result, a message, reasoning, an error. */
+function itemEntries(
+  completed: boolean,
+  item: Record<string, unknown>,
+  started: Set<string>,
+  call: (item: Record<string, unknown>, id: string | null) => TranscriptEntry,
+): TranscriptEntry[] {
+  const entries: TranscriptEntry[] = [];
+  const id = str(item.id);
+  const kind = str(item.type);
+  if (kind && TOOL_ITEMS.has(kind)) {
+    if (!completed) {
+      if (id) started.add(id);
+      entries.push(call(item, id));
+    } else {
+      if (!id || !started.has(id)) entries.push(call(item, id));
+      const r = toolResult(item);
+      entries.push({ type: "tool_result", id, output: r.output, is_error: r.isError });
+    }
+    return entries;
+  }
+  if (!completed) return entries;
+  if (kind === "agent_message") {
+    entries.push({ type: "message", role: "assistant", text: clip(str(item.text) ?? "") });
+  } else if (kind === "reasoning" || kind === "plan") {
+    entries.push({ type: "reasoning", text: clip(str(item.text) ?? "") });
+  } else if (kind === "error") {
+    entries.push({ type: "error", message: clip(str(item.message) ?? "error", 2000), fatal: false });
+  }
+  return entries;
+}
+
 function parser(): StreamParser {
   const out: StreamOutcome = emptyOutcome();
   const started = new Set<string>();
@@ -144,29 +176,10 @@ function parser(): StreamParser {
         case "item.completed": {
           const item = obj(e.item);
           if (!item) break;
-          const id = str(item.id);
           const kind = str(item.type);
           // The model's answers (its messages, reasoning, tool calls) come only from a request that worked.
           if (kind && kind !== "error") trouble.answered();
-          if (kind && TOOL_ITEMS.has(kind)) {
-            if (e.type === "item.started") {
-              if (id) started.add(id);
-              entries.push(call(item, id));
-            } else {
-              if (!id || !started.has(id)) entries.push(call(item, id));
-              const r = toolResult(item);
-              entries.push({ type: "tool_result", id, output: r.output, is_error: r.isError });
-            }
-            break;
-          }
-          if (e.type !== "item.completed") break;
-          if (kind === "agent_message") {
-            entries.push({ type: "message", role: "assistant", text: clip(str(item.text) ?? "") });
-          } else if (kind === "reasoning" || kind === "plan") {
-            entries.push({ type: "reasoning", text: clip(str(item.text) ?? "") });
-          } else if (kind === "error") {
-            entries.push({ type: "error", message: clip(str(item.message) ?? "error", 2000), fatal: false });
-          }
+          entries.push(...itemEntries(e.type === "item.completed", item, started, call));
           break;
         }
       }

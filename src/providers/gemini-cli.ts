@@ -15,6 +15,36 @@ import { ApiTrouble } from "./api-trouble.js";
 import { emptyOutcome, hasFlag, type Preset, type StreamOutcome, type StreamParser } from "./stream.js";
 import { clip, clipValue, num, obj, str, type TranscriptEntry } from "./transcript.js";
 
+/** The result event's token counts and tool calls, into the outcome. */
+function readStats(out: StreamOutcome, stats: Record<string, unknown>): void {
+  const cached = num(stats.cached);
+  const total = num(stats.input_tokens);
+  // input_tokens counts cached tokens too; `input` is the uncached part.
+  out.inputTokens = num(stats.input) ?? (total !== null ? Math.max(0, total - (cached ?? 0)) : null);
+  out.cachedTokens = cached;
+  out.outputTokens = num(stats.output_tokens);
+  out.toolCalls = num(stats.tool_calls);
+}
+
+function toolCall(e: Record<string, unknown>): TranscriptEntry {
+  return {
+    type: "tool_call",
+    id: str(e.tool_id),
+    name: str(e.tool_name) ?? "?",
+    input: clipValue(e.parameters ?? null),
+  };
+}
+
+function toolResult(e: Record<string, unknown>): TranscriptEntry {
+  const error = str(obj(e.error)?.message);
+  return {
+    type: "tool_result",
+    id: str(e.tool_id),
+    output: clip(error ?? str(e.output) ?? ""),
+    is_error: e.status === "error" || error !== null,
+  };
+}
+
 function parser(): StreamParser {
   const out: StreamOutcome = emptyOutcome();
   let text = "";
@@ -63,22 +93,11 @@ function parser(): StreamParser {
         case "tool_use":
           modelOutput();
           toolUses++;
-          entries.push({
-            type: "tool_call",
-            id: str(e.tool_id),
-            name: str(e.tool_name) ?? "?",
-            input: clipValue(e.parameters ?? null),
-          });
+          entries.push(toolCall(e));
           break;
         case "tool_result": {
           inResponse = false;
-          const error = str(obj(e.error)?.message);
-          entries.push({
-            type: "tool_result",
-            id: str(e.tool_id),
-            output: clip(error ?? str(e.output) ?? ""),
-            is_error: e.status === "error" || error !== null,
-          });
+          entries.push(toolResult(e));
           break;
         }
         case "error": {
@@ -91,16 +110,7 @@ function parser(): StreamParser {
         case "result": {
           out.complete = true;
           const stats = obj(e.stats);
-          if (stats) {
-            const cached = num(stats.cached);
-            const total = num(stats.input_tokens);
-            // input_tokens counts cached tokens too; `input` is the uncached part.
-            out.inputTokens =
-              num(stats.input) ?? (total !== null ? Math.max(0, total - (cached ?? 0)) : null);
-            out.cachedTokens = cached;
-            out.outputTokens = num(stats.output_tokens);
-            out.toolCalls = num(stats.tool_calls);
-          }
+          if (stats) readStats(out, stats);
           if (e.status === "error") {
             resultError = str(obj(e.error)?.message) ?? lastError ?? "the result event has status error";
             trouble.text(resultError);

@@ -194,6 +194,16 @@ export async function executePlan(opts: ExecuteOptions): Promise<ExecuteResult> 
   }
 }
 
+/** What every try of the run reads: its options, the prepared starts, the places and the budgets. */
+interface RunState {
+  opts: ExecuteOptions;
+  hidden: string[];
+  containment: { bwrap?: string; hidden: string[] };
+  places: RunPlaces;
+  starts: Map<string, StartOutcome>;
+  budgets: BudgetTracker;
+}
+
 async function executeIn(
   opts: ExecuteOptions,
   hidden: string[],
@@ -201,66 +211,37 @@ async function executeIn(
   places: RunPlaces,
   starts: Map<string, StartOutcome>,
 ): Promise<ExecuteResult> {
-  const now = opts.now ?? (() => Date.now());
-  const budgets = new BudgetTracker(opts.plan.roots, now);
+  const budgets = new BudgetTracker(opts.plan.roots, opts.now ?? (() => Date.now()));
+  const state: RunState = { opts, hidden, containment, places, starts, budgets };
   const runs: CaseRun[] = opts.plan.cases.map((spec) => ({ spec, tries: [] }));
-  const limit = pLimit(Math.max(1, opts.plan.concurrency));
+  const attemptTask = attemptScheduler(state, runs);
   const maxRepeat = Math.max(...opts.plan.cases.map((c) => c.repeat));
-
-  const runTry = async (
-    run: CaseRun,
-    caseIndex: number,
-    attempt: number,
-    retry: number,
-    optional = false,
-  ): Promise<AttemptResult | null> => {
-    const spec = run.spec;
-    const dirName = attemptDirName(attempt, retry);
-    const sig = opts.interruption?.signal.aborted ? opts.interruption.received : undefined;
-    if (opts.interruption?.signal.aborted)
-      return cancelledAttempt(spec, attempt, retry, `the run was interrupted (${sig ?? "stopped"})`, null);
-    const stop = budgets.stopReason(spec.rootEvalPath);
-    // An adaptive attempt is extra evidence: once the budget is spent it is not planned at all.
-    if (stop) return optional ? null : cancelledAttempt(spec, attempt, retry, stop);
-    // The duration budget also caps a running agent: it gets at most the time that is left.
-    const left = budgets.timeLeftMs(spec.rootEvalPath);
-    const capped = left !== undefined && left < spec.timeouts.agentMs;
-    const effective = capped
-      ? { ...spec, timeouts: { ...spec.timeouts, agentMs: Math.max(1000, left) } }
-      : spec;
-    opts.hooks.attemptStarted?.(spec, attempt, retry);
-    const place = await places.forCase(spec);
-    const result = await runAttempt({
-      spec: effective,
-      attempt,
-      retry,
-      start: starts.get(startKey(spec.test.workspace, spec.timeouts.setupMs, setupPlaceKey(spec)))!,
-      ...(place && !("error" in place) ? { place: place as CasePlace } : {}),
-      ...(places.hostLimits ? { hostLimits: places.hostLimits } : {}),
-      workDir: path.join(opts.workRoot, "attempts", `${caseIndex}-${slug(spec.test.id)}`, dirName),
-      evidenceDir: opts.hooks.evidenceDir(spec, dirName),
-      dirName,
-      runner: opts.runner,
-      keepWorkspace: opts.keepWorkspaces,
-      // The case's attempts finished so far: an attempt that disagrees with all of them is rerun.
-      peers: () => run.tries,
-      containment,
-      ...(opts.bwrap && opts.bwrapTargets?.has(spec.target.name) ? { bwrap: opts.bwrap, hidden } : {}),
+  const first: Promise<void>[][] = runs.map(() => []);
+  for (let attempt = 1; attempt <= maxRepeat; attempt++) {
+    runs.forEach((run, caseIndex) => {
+      if (attempt <= run.spec.repeat) first[caseIndex]!.push(attemptTask(run, caseIndex, attempt));
     });
-    if (capped && result.failureKind === "agent_timeout") {
-      const limitText = formatDuration(budgets.durationOf(spec.rootEvalPath) ?? 0);
-      result.status = "error";
-      result.failureStage = "budget";
-      result.failureKind = "budget_exceeded";
-      result.message = `stopped: the run's duration budget (${limitText}) ran out while the agent worked`;
-    }
-    // Finished after an interrupt: its agent or scorers were killed, so it does not count.
-    if (opts.interruption?.signal.aborted)
-      return interruptedAttempt(result, opts.interruption.received ?? "stopped");
-    budgets.record(spec.rootEvalPath, result);
-    return result;
-  };
+  }
+  await Promise.all(
+    runs.map(async (run, caseIndex) => {
+      await Promise.all(first[caseIndex]!);
+      await adaptiveAttempts(state, run, caseIndex, attemptTask);
+    }),
+  );
+  for (const run of runs) run.tries.sort((a, b) => a.attempt - b.attempt || a.retry - b.retry);
+  return { runs, budgetStops: budgets.stops() };
+}
 
+/** Runs one attempt of a case (its tries) at the plan's concurrency. */
+type AttemptTask = (run: CaseRun, caseIndex: number, attempt: number, optional?: boolean) => Promise<void>;
+
+/**
+ * The run's attempt tasks: each runs its attempt's tries one after another, retrying an errored
+ * try while the gate allows it and no other attempt has already settled the case as `error`.
+ */
+function attemptScheduler(state: RunState, runs: CaseRun[]): AttemptTask {
+  const { opts } = state;
+  const limit = pLimit(Math.max(1, opts.plan.concurrency));
   // Per case, the attempts whose tries are over: what a retry's "already settled?" question reads.
   const over = new Map<CaseRun, Set<number>>(runs.map((r) => [r, new Set()]));
   const settledAsError = (run: CaseRun) => {
@@ -272,18 +253,10 @@ async function executeIn(
       ) ?? false
     );
   };
-  const attemptTask = (run: CaseRun, caseIndex: number, attempt: number, optional = false) =>
-    limit(async () => {
-      try {
-        await triesOf(run, caseIndex, attempt, optional);
-      } finally {
-        over.get(run)!.add(attempt);
-      }
-    });
   const triesOf = async (run: CaseRun, caseIndex: number, attempt: number, optional: boolean) => {
     const spec = run.spec;
     for (let retry = 0; ; retry++) {
-      const result = await runTry(run, caseIndex, attempt, retry, optional && retry === 0);
+      const result = await runTry(state, run, caseIndex, attempt, retry, optional && retry === 0);
       if (!result) return;
       run.tries.push(result);
       await opts.hooks.attemptFinished(spec, result);
@@ -300,30 +273,92 @@ async function executeIn(
       opts.hooks.retryPlanned?.(spec, attempt, retry + 1);
     }
   };
-  const first: Promise<void>[][] = runs.map(() => []);
-  for (let attempt = 1; attempt <= maxRepeat; attempt++) {
-    runs.forEach((run, caseIndex) => {
-      if (attempt <= run.spec.repeat) first[caseIndex]!.push(attemptTask(run, caseIndex, attempt));
+  return (run, caseIndex, attempt, optional = false) =>
+    limit(async () => {
+      try {
+        await triesOf(run, caseIndex, attempt, optional);
+      } finally {
+        over.get(run)!.add(attempt);
+      }
     });
+}
+
+/** Adaptive attempts: once a case's batch is done, the gate says whether it needs more. */
+async function adaptiveAttempts(state: RunState, run: CaseRun, caseIndex: number, attemptTask: AttemptTask) {
+  const { opts, budgets } = state;
+  const max = run.spec.repeatMax;
+  if (!max || !opts.moreAttempts) return;
+  let planned = run.spec.repeat;
+  for (;;) {
+    if (budgets.stopReason(run.spec.rootEvalPath) || opts.interruption?.signal.aborted) return;
+    const more = Math.min(opts.moreAttempts(run.spec, run.tries, planned), max - planned);
+    if (more <= 0) return;
+    opts.hooks.attemptsPlanned?.(run.spec, more);
+    const batch: Promise<void>[] = [];
+    for (let i = 1; i <= more; i++) batch.push(attemptTask(run, caseIndex, planned + i, true));
+    planned += more;
+    await Promise.all(batch);
   }
-  // Adaptive attempts: once a case's batch is done, the gate says whether it needs more.
-  const caseDone = async (run: CaseRun, caseIndex: number) => {
-    await Promise.all(first[caseIndex]!);
-    const max = run.spec.repeatMax;
-    if (!max || !opts.moreAttempts) return;
-    let planned = run.spec.repeat;
-    for (;;) {
-      if (budgets.stopReason(run.spec.rootEvalPath) || opts.interruption?.signal.aborted) return;
-      const more = Math.min(opts.moreAttempts(run.spec, run.tries, planned), max - planned);
-      if (more <= 0) return;
-      opts.hooks.attemptsPlanned?.(run.spec, more);
-      const batch: Promise<void>[] = [];
-      for (let i = 1; i <= more; i++) batch.push(attemptTask(run, caseIndex, planned + i, true));
-      planned += more;
-      await Promise.all(batch);
-    }
-  };
-  await Promise.all(runs.map(caseDone));
-  for (const run of runs) run.tries.sort((a, b) => a.attempt - b.attempt || a.retry - b.retry);
-  return { runs, budgetStops: budgets.stops() };
+}
+
+/**
+ * One try of an attempt, or a cancelled one when the run was interrupted or its eval file's budget
+ * is spent; null for an optional (adaptive) attempt that the spent budget leaves unplanned.
+ */
+async function runTry(
+  state: RunState,
+  run: CaseRun,
+  caseIndex: number,
+  attempt: number,
+  retry: number,
+  optional: boolean,
+): Promise<AttemptResult | null> {
+  const { opts, budgets, places } = state;
+  const spec = run.spec;
+  const dirName = attemptDirName(attempt, retry);
+  const sig = opts.interruption?.signal.aborted ? opts.interruption.received : undefined;
+  if (opts.interruption?.signal.aborted)
+    return cancelledAttempt(spec, attempt, retry, `the run was interrupted (${sig ?? "stopped"})`, null);
+  const stop = budgets.stopReason(spec.rootEvalPath);
+  // An adaptive attempt is extra evidence: once the budget is spent it is not planned at all.
+  if (stop) return optional ? null : cancelledAttempt(spec, attempt, retry, stop);
+  // The duration budget also caps a running agent: it gets at most the time that is left.
+  const left = budgets.timeLeftMs(spec.rootEvalPath);
+  const capped = left !== undefined && left < spec.timeouts.agentMs;
+  const effective = capped
+    ? { ...spec, timeouts: { ...spec.timeouts, agentMs: Math.max(1000, left) } }
+    : spec;
+  opts.hooks.attemptStarted?.(spec, attempt, retry);
+  const place = await places.forCase(spec);
+  const result = await runAttempt({
+    spec: effective,
+    attempt,
+    retry,
+    start: state.starts.get(startKey(spec.test.workspace, spec.timeouts.setupMs, setupPlaceKey(spec)))!,
+    ...(place && !("error" in place) ? { place: place as CasePlace } : {}),
+    ...(places.hostLimits ? { hostLimits: places.hostLimits } : {}),
+    workDir: path.join(opts.workRoot, "attempts", `${caseIndex}-${slug(spec.test.id)}`, dirName),
+    evidenceDir: opts.hooks.evidenceDir(spec, dirName),
+    dirName,
+    runner: opts.runner,
+    keepWorkspace: opts.keepWorkspaces,
+    // The case's attempts finished so far: an attempt that disagrees with all of them is rerun.
+    peers: () => run.tries,
+    containment: state.containment,
+    ...(opts.bwrap && opts.bwrapTargets?.has(spec.target.name)
+      ? { bwrap: opts.bwrap, hidden: state.hidden }
+      : {}),
+  });
+  if (capped && result.failureKind === "agent_timeout") {
+    const limitText = formatDuration(budgets.durationOf(spec.rootEvalPath) ?? 0);
+    result.status = "error";
+    result.failureStage = "budget";
+    result.failureKind = "budget_exceeded";
+    result.message = `stopped: the run's duration budget (${limitText}) ran out while the agent worked`;
+  }
+  // Finished after an interrupt: its agent or scorers were killed, so it does not count.
+  if (opts.interruption?.signal.aborted)
+    return interruptedAttempt(result, opts.interruption.received ?? "stopped");
+  budgets.record(spec.rootEvalPath, result);
+  return result;
 }

@@ -75,6 +75,14 @@ function agentEnd(f: StageFacts, a: AgentRecord): string {
 }
 
 export function decideStatus(f: StageFacts): StatusDecision {
+  return decidedBeforeGrading(f) ?? decidedByGrading(f);
+}
+
+/**
+ * What is decided whatever the scorers said: a workspace or setup error, tampering, a declared
+ * limit, and the evidence that the agent could not do its work; undefined when the grading decides.
+ */
+function decidedBeforeGrading(f: StageFacts): StatusDecision | undefined {
   if (f.workspaceError) {
     return {
       status: "error",
@@ -128,6 +136,12 @@ export function decideStatus(f: StageFacts): StatusDecision {
           message: `${agentEnd(f, a)}${evidence}`,
         };
   }
+  return undefined;
+}
+
+/** The attempt as graded: passed, or failed by its agent or by the quality of its work. */
+function decidedByGrading(f: StageFacts): StatusDecision {
+  const a = f.agent;
   const g = f.grading;
   if (!g)
     return {

@@ -31,6 +31,20 @@ function refusal(error: unknown): ArchiveRefused {
   return new ArchiveRefused(undefined, `the tar file cannot be read: ${message}`);
 }
 
+/** A pass-through that gives each chunk's size to `check` first: a throw ends the stream with that error. */
+function checkedStream(check: (bytes: number) => void): Transform {
+  return new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      try {
+        check(chunk.length);
+        done(null, chunk);
+      } catch (error) {
+        done(error as Error);
+      }
+    },
+  });
+}
+
 export function readTar(file: string, gzipped: boolean, guard: EntryGuard, sink: EntrySink): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     let failure: ArchiveRefused | undefined;
@@ -54,19 +68,12 @@ export function readTar(file: string, gzipped: boolean, guard: EntryGuard, sink:
     const streamLimit =
       guard.limits.maxUnpackedSize + guard.limits.maxEntries * TAR_OVERHEAD_PER_ENTRY + TAR_OVERHEAD;
     let streamed = 0;
-    const streamCounter = new Transform({
-      transform(chunk: Buffer, _enc, done) {
-        streamed += chunk.length;
-        if (streamed > streamLimit) {
-          done(
-            current === undefined
-              ? new ArchiveRefused(undefined, "the archive decompresses past what max_unpacked_size allows")
-              : new ArchiveRefused(current, "takes the decompressed data past what max_unpacked_size allows"),
-          );
-          return;
-        }
-        done(null, chunk);
-      },
+    const streamCounter = checkedStream((bytes) => {
+      streamed += bytes;
+      if (streamed <= streamLimit) return;
+      throw current === undefined
+        ? new ArchiveRefused(undefined, "the archive decompresses past what max_unpacked_size allows")
+        : new ArchiveRefused(current, "takes the decompressed data past what max_unpacked_size allows");
     });
 
     parser.on("entry", (entry: ReadEntry) => {
@@ -96,16 +103,7 @@ export function readTar(file: string, gzipped: boolean, guard: EntryGuard, sink:
         return;
       }
       const name = entry.path;
-      const counted = new Transform({
-        transform(chunk: Buffer, _enc, done) {
-          try {
-            guard.count(name, chunk.length);
-            done(null, chunk);
-          } catch (error) {
-            done(error as Error);
-          }
-        },
-      });
+      const counted = checkedStream((bytes) => guard.count(name, bytes));
       entry.pipe(counted);
       writes.push(
         sink.file(rel, entry.mode, counted).catch((error) => {

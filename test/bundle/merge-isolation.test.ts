@@ -1,6 +1,6 @@
 /** The merged bundle's `isolation`: the weakest level of the shards, with their reasons. */
 import { describe, expect, it } from "vitest";
-import { mergedIsolation } from "../../src/bundle/merge.js";
+import { mergedIsolation } from "../../src/bundle/merge-facts.js";
 import type { Bundle } from "../../src/bundle/read.js";
 
 function shard(index: number, isolation: unknown): Bundle {

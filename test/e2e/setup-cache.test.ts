@@ -110,6 +110,21 @@ function caseOf(bundle: string): { setup?: SetupField; verdict: string; message:
   return { setup: s.setup, verdict: s.verdict, message: s.runs[0].message };
 }
 
+/**
+ * Runs of the project in `dir` sharing one package cache: each with its setup, into its bundle
+ * folder; each must exit 0, and gives its one case.
+ */
+function runsOf(dir: string, url: string, integrity: string) {
+  const env = { EVALGATE_CACHE_DIR: path.join(dir, "cache") };
+  return async (setup: string, out: string) => {
+    project(dir, url, integrity, setup);
+    const r = await runCliAsync(["run", "--out", out], dir, env);
+    const c = existsSync(path.join(dir, out)) ? caseOf(path.join(dir, out)) : undefined;
+    expect(r.code, `${c?.message ?? ""}\n${r.stdout}${r.stderr}`).toBe(0);
+    return c!;
+  };
+}
+
 const servers: { close(): Promise<void> }[] = [];
 afterEach(async () => {
   for (const s of servers.splice(0)) await s.close();
@@ -123,22 +138,15 @@ describe("setup's package cache", () => {
     const pkg = packed(path.join(dir, "pkg"), "module.exports = 'genuine';\n");
     const reg = await registry(pkg.tgz, pkg.integrity);
     servers.push(reg);
-    const cache = path.join(dir, "cache");
-    const env = { EVALGATE_CACHE_DIR: cache };
-    project(dir, reg.url, pkg.integrity, `{ command: "npm ci" }`);
-    const first = await runCliAsync(["run", "--out", "b1"], dir, env);
-    expect(first.code, first.stdout + first.stderr).toBe(0);
-    const one = caseOf(path.join(dir, "b1"));
+    const run = runsOf(dir, reg.url, pkg.integrity);
+    const one = await run(`{ command: "npm ci" }`, "b1");
     expect(one.setup).toMatchObject({ command: "npm ci", npm_cache: { reused: 0, kept: 1, rejected: 0 } });
     expect(one.setup!.duration_ms).toBeGreaterThan(0);
 
     // The registry is gone and setup has no network: only the cache can install tiny-dep.
     await reg.close();
     servers.splice(0);
-    project(dir, reg.url, pkg.integrity, `{ command: "npm ci --offline", network: false }`);
-    const second = await runCliAsync(["run", "--out", "b2"], dir, env);
-    const two = caseOf(path.join(dir, "b2"));
-    expect(second.code, `${two.message}\n${second.stdout}`).toBe(0);
+    const two = await run(`{ command: "npm ci --offline", network: false }`, "b2");
     expect(two.verdict).toBe("pass");
     expect(two.setup).toMatchObject({
       command: "npm ci --offline",
@@ -157,38 +165,28 @@ describe("setup's package cache", () => {
     const reg = await registry(pkg.tgz, pkg.integrity);
     servers.push(reg);
     const cache = path.join(dir, "cache");
-    const env = { EVALGATE_CACHE_DIR: cache };
+    const run = runsOf(dir, reg.url, pkg.integrity);
     // Run 1 (a pull request's, say): installs, then plants.
-    project(dir, reg.url, pkg.integrity, `{ command: "npm ci && node plant.cjs" }`);
-    const first = await runCliAsync(["run", "--out", "b1"], dir, env);
-    expect(first.code, first.stdout + first.stderr).toBe(0);
-    const one = caseOf(path.join(dir, "b1"));
+    const one = await run(`{ command: "npm ci && node plant.cjs" }`, "b1");
     // The planted bytes do not hash to the digest they are filed under: refused, never kept.
     expect(one.setup?.npm_cache).toEqual({ reused: 0, kept: 0, rejected: 1 });
     expect(existsSync(path.join(cache, "npm"))).toBe(false);
 
     // Run 2 (main's): installs the genuine package, from the registry since nothing was kept.
-    project(dir, reg.url, pkg.integrity, `{ command: "npm ci" }`);
-    const second = await runCliAsync(["run", "--out", "b2"], dir, env);
-    const two = caseOf(path.join(dir, "b2"));
-    expect(second.code, `${two.message}\n${second.stdout}`).toBe(0);
+    const two = await run(`{ command: "npm ci" }`, "b2");
     expect(two.setup?.npm_cache).toEqual({ reused: 0, kept: 1, rejected: 0 });
 
     // Run 3 plants over the copy it was given: the cache's own file is untouched, and run 4 is
     // given the genuine tarball again with no network.
-    project(dir, reg.url, pkg.integrity, `{ command: "npm ci && node plant.cjs" }`);
-    expect((await runCliAsync(["run", "--out", "b3"], dir, env)).code).toBe(0);
+    const three = await run(`{ command: "npm ci && node plant.cjs" }`, "b3");
     // The cache has that digest already: setup's file is not even read back.
-    expect(caseOf(path.join(dir, "b3")).setup?.npm_cache).toEqual({ reused: 1, kept: 0, rejected: 0 });
+    expect(three.setup?.npm_cache).toEqual({ reused: 1, kept: 0, rejected: 0 });
     const hex = createHash("sha512").update(pkg.tgz).digest("hex");
     const kept = path.join(cache, "npm", hex.slice(0, 2), hex.slice(2, 4), hex.slice(4));
     expect(readFileSync(kept).equals(pkg.tgz)).toBe(true);
     await reg.close();
     servers.splice(0);
-    project(dir, reg.url, pkg.integrity, `{ command: "npm ci --offline", network: false }`);
-    const fourth = await runCliAsync(["run", "--out", "b4"], dir, env);
-    const four = caseOf(path.join(dir, "b4"));
-    expect(fourth.code, `${four.message}\n${fourth.stdout}`).toBe(0);
+    const four = await run(`{ command: "npm ci --offline", network: false }`, "b4");
     expect(four.setup?.npm_cache).toEqual({ reused: 1, kept: 0, rejected: 0 });
   }, 420_000);
 

@@ -128,3 +128,72 @@ tests:
     expect(runCli(["report", "merged", "--format", "markdown"], dir).code).toBe(0);
   });
 });
+
+describe("merge keeps how setup-built trees were shared", () => {
+  // before: the merged summary.json had no setup_trees, though both shards' summaries had one.
+  it("the merged summary counts each shard's attempts by mode, with every shard's reasons", () => {
+    const dir = tempDir();
+    const test = (id: string) => ({
+      id,
+      instruction: "write done.txt",
+      scorers: [{ name: "done", type: "file", path: "done.txt", exists: true }],
+    });
+    writeFiles(dir, {
+      "project/.gitignore": "node_modules/\n",
+      "project/a.txt": "a\n",
+      "trees.eval.yaml": JSON.stringify({
+        name: "trees",
+        repeat: 2,
+        targets: [{ name: "agent", provider: "command", command: ["sh", "-c", "echo done > done.txt"] }],
+        workspace: {
+          seed: { path: "project" },
+          setup: { command: ["sh", "-c", "mkdir -p node_modules/x && echo 1 > node_modules/x/i.js"] },
+        },
+        tests: [test("one"), test("two")],
+      }),
+    });
+    const s1 = runCli(["run", ".", "--shard", "1/2", "--out", "s1"], dir);
+    // The second shard's agents are not under bubblewrap: its trees are copied, and it says why.
+    const s2 = runCli(["run", ".", "--shard", "2/2", "--out", "s2"], dir, {
+      EVALGATE_ISOLATION: "subreaper",
+    });
+    expect(s1.code, s1.stderr).toBe(0);
+    expect(s2.code, s2.stderr).toBe(0);
+    type Trees = { mode: string; attempts: Record<string, number>; reasons: string[] };
+    const shard = (name: string) => readJson<Record<string, unknown>>(path.join(dir, name, "summary.json"));
+    const t1 = shard("s1").setup_trees as Trees;
+    const t2 = shard("s2").setup_trees as Trees;
+    expect(t2).toEqual({
+      mode: "copy",
+      attempts: { copy: 2 },
+      reasons: ["the agent does not run under bubblewrap"],
+    });
+    expect(Object.values(t1.attempts).reduce((a, b) => a + b)).toBe(2);
+
+    const m = runCli(["merge", "s1", "s2", "--out", "merged"], dir);
+    expect(m.code, m.stderr).toBe(0);
+    const merged = shard("merged");
+    const attempts: Record<string, number> = { ...t1.attempts };
+    for (const [mode, n] of Object.entries(t2.attempts)) attempts[mode] = (attempts[mode] ?? 0) + n;
+    expect(merged.setup_trees).toEqual({
+      mode: Object.keys(attempts).length === 1 ? Object.keys(attempts)[0] : "mixed",
+      attempts,
+      reasons: [...new Set([...t1.reasons, ...t2.reasons])].sort(),
+    });
+    // Nothing a shard's summary says is dropped by the merge; each case's summary keeps its setup.
+    expect(Object.keys(merged)).toEqual(expect.arrayContaining(Object.keys(shard("s1"))));
+    expect(Object.keys(merged)).toEqual(expect.arrayContaining(Object.keys(shard("s2"))));
+    const rows = readJsonl<{ result_dir: string }>(path.join(dir, "merged/index.jsonl"));
+    expect(rows).toHaveLength(2);
+    for (const row of rows) {
+      const c = readJson<{ setup?: { command: unknown } }>(
+        path.join(dir, "merged", row.result_dir, "summary.json"),
+      );
+      expect(c.setup?.command).toEqual([
+        "sh",
+        "-c",
+        "mkdir -p node_modules/x && echo 1 > node_modules/x/i.js",
+      ]);
+    }
+  });
+});
