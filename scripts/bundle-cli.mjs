@@ -48,6 +48,10 @@ await rolldown.build({
     format: "cjs",
     // The sources are ES modules, strict throughout (as the ESM bundle before was): so is each chunk.
     strict: true,
+    // A chunk run as a vm.Script has no ES module loader: its `import()` of a node: module or an
+    // external package would throw "A dynamic import callback was not specified" on Node 20. As
+    // require()s they load as every other module of the chunk does.
+    dynamicImportInCjs: false,
     entryFileNames: "[name].cjs",
     chunkFileNames: "[name]-[hash].cjs",
     // Each command file stays one chunk: `evalgate validate` does not compile `run`'s pipeline.

@@ -4,7 +4,16 @@
  * bundle's chunks V8's code cache (lib/cli/code-cache.js, docs/decisions/0221).
  */
 import { spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -141,6 +150,23 @@ describe("lib/cli/code-cache.js (the bundle on Node 20)", () => {
     // Another V8 flag set keeps a cache of its own.
     expect(cached(dir, "optimize-for-size").chunks).toEqual({ "main.cjs": "miss", "sum-abc.cjs": "miss" });
     expect(cached(dir).chunks).toEqual({ "main.cjs": "hit", "sum-abc.cjs": "hit" });
+  });
+
+  it("this build's chunks call no import() of a module: a vm.Script has no ES module loader", () => {
+    // before: overlay.ts's `await import("node:fs/promises")` stayed an import() in its chunk and
+    // threw "A dynamic import callback was not specified" under the code cache: every run on
+    // Node 20 fell back from the shared overlay to a copy (test/e2e/shared-trees.test.ts).
+    const bundle = path.join(ROOT, "lib/cli-bundle");
+    const found = readdirSync(bundle)
+      .filter((f) => f.endsWith(".cjs"))
+      .flatMap((f) =>
+        [
+          ...readFileSync(path.join(bundle, f), "utf8").matchAll(
+            /\bimport\(\s*["'`](?!\.\/)[^"'`]+["'`]\s*\)/g,
+          ),
+        ].map((m) => `${f}: ${m[0]}`),
+      );
+    expect(found).toEqual([]);
   });
 
   it("never runs a chunk's old code: a chunk changed in place (same length) is compiled from its new text", () => {

@@ -10,7 +10,7 @@
  * and to drop every capability, so the process inside is what it would be without the overlay (no
  * capability to unmount a mask or remount a folder writable).
  */
-import { mkdir, rm, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Command } from "./commands.js";
 
@@ -100,7 +100,6 @@ export async function probeOverlay(
     argv.push("--bind", m.target, m.target, "--", "/bin/sh", "-c", check);
     const r = await run(overlaidArgv(argv, [m]));
     if (r.code !== 0) return firstLine(r.stderr) || `the probe exited ${r.code}`;
-    const { readFile } = await import("node:fs/promises");
     const lower = await readFile(path.join(m.lower, "f"), "utf8");
     const upper = await readFile(path.join(m.upper, "f"), "utf8").catch(() => "");
     if (lower !== "lower\n" || upper !== "upper\n") return "a write did not land in the upper layer";
