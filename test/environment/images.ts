@@ -1,7 +1,9 @@
 /**
  * Container images for the environment tests, made offline: a busybox root filesystem imported
- * (`podman import`), and images built from it by Containerfiles. The engine keeps them across test
- * runs under a tag that is a hash of what they are made of.
+ * (`podman import` or `docker import`), and images built from it by Containerfiles. The engine keeps
+ * them across test runs under a tag that is a hash of what they are made of. The engine is the one
+ * evalgate would take (`EVALGATE_CONTAINER`, `DOCKER_HOST`): scripts/docker-lane.sh runs test files
+ * with Docker.
  *
  * Tests that need an engine skip with a message where none can run containers, unless
  * EVALGATE_REQUIRE_CONTAINERS=1 (set by .ci/run): then the missing engine fails the run instead.
