@@ -120,7 +120,9 @@ async function build(
   log?: string,
 ): Promise<string | undefined> {
   const run = async (buildkit?: string) => {
-    const r = await engineExec(engine, ["build", "-f", spec.dockerfile, "-t", tag, spec.context], {
+    // The daemon's own builder leaves the container of a failed step behind unless told not to.
+    const legacy = buildkit === "0" ? ["--force-rm"] : [];
+    const r = await engineExec(engine, ["build", ...legacy, "-f", spec.dockerfile, "-t", tag, spec.context], {
       timeoutMs: 60 * 60_000,
       env: buildkit === undefined ? {} : { DOCKER_BUILDKIT: buildkit },
     });
