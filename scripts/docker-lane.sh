@@ -3,7 +3,8 @@
 # container tests run again with Docker as the engine, against a rootful daemon, including one run
 # of the CLI as a normal user in the daemon's group (chownAfter).
 #
-#   - DOCKER_HOST set and answering: that daemon is used as it is.
+#   - a daemon answering (DOCKER_HOST's, or the default socket's as on GitHub-hosted runners, where
+#     the tests then run as the normal user `runner`): that daemon is used as it is.
 #   - else, as root with dockerd installed: evalgate's own daemon is started (scripts/dockerd.sh, its
 #     own socket and data root, never the machine's default socket) and stopped afterwards.
 #   - else: "Docker lane skipped: <why>", exit 0; with EVALGATE_REQUIRE_DOCKER=1 the skip fails.
@@ -27,8 +28,11 @@ skip() {
 }
 
 started=""
-if [ -n "${DOCKER_HOST:-}" ] && timeout 10 docker version >/dev/null 2>&1; then
-  echo "Docker lane: the daemon at $DOCKER_HOST"
+# The lane's images are made offline from busybox-static (test/environment/images.ts).
+[ -x /bin/busybox ] || [ -x /usr/bin/busybox ] || skip "busybox-static is not installed (apt-get install busybox-static)"
+if command -v docker >/dev/null 2>&1 && timeout 10 docker version >/dev/null 2>&1; then
+  # A daemon that answers already (DOCKER_HOST's, or the default socket's, as on GitHub's runners).
+  echo "Docker lane: the daemon at ${DOCKER_HOST:-the default socket}"
 else
   command -v docker >/dev/null 2>&1 || skip "no docker client (apt-get install docker.io)"
   command -v dockerd >/dev/null 2>&1 || skip "no dockerd (apt-get install docker.io)"
