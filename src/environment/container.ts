@@ -13,7 +13,7 @@ import type { ProcessOutcome, ProcessRunner, ProcessSpec } from "../sandbox/proc
 import type { Cgroup, CgroupHost } from "./cgroup.js";
 import { makeCgroup } from "./cgroup.js";
 import { ownedName, removeContainer, trackContainer, untrackContainer } from "./cleanup.js";
-import { watchDisk } from "./disk.js";
+import { runWatched, seconds } from "./container-watch.js";
 import { type Engine, engineExec, isEngineVariable } from "./engine.js";
 import { forwardedSpec, forwardFor, type LoopbackForward } from "./forward.js";
 import type { PreparedImage } from "./image.js";
@@ -160,9 +160,6 @@ export function maskFlags(
 const ENGINE_REFUSED =
   /OCI runtime|Error response from daemon|executable file not found|error during container init|failed to exec pid1|\[FATAL tini.*exec .* failed/;
 
-/** Seconds, rounded up, for the engine's flags. */
-const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
-
 export function containerRunner(inner: ProcessRunner, setup: ContainerSetup): ProcessRunner {
   return { run: (spec) => runInContainer(inner, setup, spec) };
 }
@@ -218,31 +215,9 @@ async function runInContainer(
       ],
     });
     trackContainer(name, engine);
-    let stopped = false;
-    const timer = setTimeout(() => {
-      stopped = true;
-      // The engine sends SIGTERM, then SIGKILL after the grace; the client exits with the container.
-      void engineExec(engine, ["stop", "-t", String(seconds(grace)), name], {
-        timeoutMs: grace + 30_000,
-      }).then(() => removeContainer(engine, name));
-    }, spec.timeoutMs);
-    const sampler =
-      group && setup.resources?.pids !== undefined ? setInterval(() => group!.sample(), 50) : undefined;
-    let diskOver: number | undefined;
-    const disk =
-      setup.resources?.diskBytes !== undefined
-        ? watchDisk(
-            mounts.filter((m) => !m.readOnly).map((m) => m.host),
-            setup.resources.diskBytes,
-            (grown) => {
-              diskOver = grown;
-              void engineExec(engine, ["kill", name], { timeoutMs: 30_000 });
-            },
-          )
-        : undefined;
-    let outcome: ProcessOutcome;
-    try {
-      outcome = await inner.run({
+    const { outcome, stopped, diskOver } = await runWatched(
+      inner,
+      {
         ...spec,
         command: { argv: [engine.program, ...args] },
         env: { ...engine.env, ...env.values },
@@ -250,12 +225,17 @@ async function runInContainer(
         timeoutMs: spec.timeoutMs + grace + 60_000,
         // Not under the run's reaper: it would kill the engine's monitor (conmon) that the client forks.
         contained: true,
-      });
-    } finally {
-      clearTimeout(timer);
-      if (sampler) clearInterval(sampler);
-      await disk?.stop();
-    }
+      },
+      {
+        engine,
+        name,
+        timeoutMs: spec.timeoutMs,
+        grace,
+        ...(setup.resources ? { resources: setup.resources } : {}),
+        ...(group ? { group } : {}),
+        writable: mounts.filter((m) => !m.readOnly).map((m) => m.host),
+      },
+    );
     const engineOom = keep ? await oomKilled(engine, name) : undefined;
     if (keep || stopped || outcome.timedOut || outcome.exitCode === 125 || outcome.signal) {
       await removeContainer(engine, name);

@@ -46,154 +46,178 @@ function noteTrouble(trouble: ApiTrouble, e: Record<string, unknown>, text: stri
   else trouble.text(text);
 }
 
-function parser(): StreamParser {
-  const out: StreamOutcome = emptyOutcome();
+/** What the parser gathers over the stream, for its outcome at the end. */
+interface ClaudeStream {
+  out: StreamOutcome;
   /** Usage per message id: the stream repeats a message once per content block. */
-  const messageUsage = new Map<string, Record<string, unknown>>();
-  const toolIds = new Set<string>();
-  let toolCalls = 0;
-  let resultUsage: Record<string, unknown> | null = null;
-  let modelUsage: Record<string, unknown> | null = null;
-  const trouble = new ApiTrouble();
+  messageUsage: Map<string, Record<string, unknown>>;
+  toolIds: Set<string>;
+  toolCalls: number;
+  resultUsage: Record<string, unknown> | null;
+  modelUsage: Record<string, unknown> | null;
+  trouble: ApiTrouble;
+}
 
+function parser(): StreamParser {
+  const s: ClaudeStream = {
+    out: emptyOutcome(),
+    messageUsage: new Map(),
+    toolIds: new Set(),
+    toolCalls: 0,
+    resultUsage: null,
+    modelUsage: null,
+    trouble: new ApiTrouble(),
+  };
   return {
     event(e) {
-      const entries: TranscriptEntry[] = [];
       switch (e.type) {
-        case "system": {
-          // 2.1.x reports each retry of a failed API request.
-          if (e.subtype === "api_retry") noteTrouble(trouble, e, null);
-          if (e.subtype !== "init") break;
-          out.model = str(e.model) ?? out.model;
-          out.agentVersion = str(e.claude_code_version) ?? out.agentVersion;
-          entries.push({
-            type: "session",
-            model: out.model,
-            version: out.agentVersion,
-            session_id: str(e.session_id),
-          });
-          break;
-        }
-        case "assistant": {
-          const m = obj(e.message);
-          if (!m) break;
-          const id = str(m.id);
-          const usage = obj(m.usage);
-          if (id && usage) messageUsage.set(id, usage);
-          // Claude Code reports its own error messages (API errors, rate limits) as assistant
-          // messages of model "<synthetic>": not a model the agent ran.
-          const model = str(m.model);
-          if (model && model !== SYNTHETIC_MODEL) {
-            out.model = model;
-            trouble.answered();
-          } else if (model === SYNTHETIC_MODEL) {
-            const content = Array.isArray(m.content) ? m.content : [];
-            noteTrouble(trouble, e, content.map((b) => str(obj(b)?.text) ?? "").join(" "));
-          }
-          for (const b of Array.isArray(m.content) ? m.content : []) {
-            const block = obj(b);
-            if (!block) continue;
-            if (block.type === "text" && typeof block.text === "string") {
-              entries.push({ type: "message", role: "assistant", text: clip(block.text) });
-            } else if (block.type === "thinking" && typeof block.thinking === "string") {
-              entries.push({ type: "reasoning", text: clip(block.thinking) });
-            } else if (block.type === "tool_use") {
-              const toolId = str(block.id);
-              if (!toolId || !toolIds.has(toolId)) toolCalls++;
-              if (toolId) toolIds.add(toolId);
-              entries.push({
-                type: "tool_call",
-                id: toolId,
-                name: str(block.name) ?? "?",
-                input: clipValue(block.input ?? null),
-              });
-            }
-          }
-          break;
-        }
-        case "user": {
-          const m = obj(e.message);
-          const content = m?.content;
-          if (typeof content === "string") {
-            entries.push({ type: "message", role: "user", text: clip(content) });
-            break;
-          }
-          for (const b of Array.isArray(content) ? content : []) {
-            const block = obj(b);
-            if (block?.type === "tool_result") {
-              entries.push({
-                type: "tool_result",
-                id: str(block.tool_use_id),
-                output: clip(textOf(block.content)),
-                is_error: block.is_error === true,
-              });
-            } else if (block?.type === "text" && typeof block.text === "string") {
-              entries.push({ type: "message", role: "user", text: clip(block.text) });
-            }
-          }
-          break;
-        }
-        case "result": {
-          out.complete = true;
-          out.turns = num(e.num_turns);
-          out.costUsd = num(e.total_cost_usd);
-          resultUsage = obj(e.usage);
-          modelUsage = obj(e.modelUsage);
-          const text = str(e.result);
-          const subtype = str(e.subtype) ?? "";
-          // error_max_turns is the agent running out of the turns it was given: its work is scored as
-          // it stands. Any other error (API errors, rate limits, crashes during execution) is not the
-          // agent's skill and makes the attempt an error.
-          const failed = e.is_error === true && subtype !== "error_max_turns";
-          const errors = Array.isArray(e.errors) ? e.errors.map((x) => String(x)).join("; ") : "";
-          if (failed) {
-            out.error = clip(text || errors || subtype || "the result event has is_error: true", 2000);
-            noteTrouble(trouble, e, out.error);
-          }
-          // 2.1.x exits 1 here (2.0.x exited 0): the exit status is not an error of the run.
-          if (subtype === "error_max_turns")
-            out.stoppedBy = `it used all the turns it was given (error_max_turns after ${out.turns ?? "?"} turns)`;
-          entries.push({
-            type: "result",
-            status: e.is_error === true ? "error" : "success",
-            text: text === null ? null : clip(text),
-            turns: out.turns,
-            duration_ms: num(e.duration_ms),
-          });
-          if (failed) entries.push({ type: "error", message: out.error!, fatal: true });
-          break;
-        }
+        case "system":
+          return systemEvent(s, e);
+        case "assistant":
+          return assistantEvent(s, e);
+        case "user":
+          return userEvent(e);
+        case "result":
+          return resultEvent(s, e);
       }
-      return entries;
+      return [];
     },
-    finish() {
-      out.toolCalls = toolCalls;
-      const models = modelUsage
-        ? Object.values(modelUsage)
-            .map(obj)
-            .filter((m) => m !== null)
-        : [];
-      if (models.length > 0) {
-        // Every model the agent called (its main model and the small one it uses for side tasks),
-        // which is what total_cost_usd covers.
-        const sum = (k: string) => models.reduce((a, m) => a + (num(m[k]) ?? 0), 0);
-        out.inputTokens = sum("inputTokens") + sum("cacheCreationInputTokens");
-        out.cachedTokens = sum("cacheReadInputTokens");
-        out.outputTokens = sum("outputTokens");
-      } else {
-        const usages = resultUsage ? [resultUsage] : [...messageUsage.values()];
-        if (usages.length > 0) {
-          const sum = (k: string) => usages.reduce((a, u) => a + (num(u[k]) ?? 0), 0);
-          out.inputTokens = sum("input_tokens") + sum("cache_creation_input_tokens");
-          out.cachedTokens = sum("cache_read_input_tokens");
-          out.outputTokens = sum("output_tokens");
-        }
-      }
-      if (!out.complete && messageUsage.size > 0) out.turns = messageUsage.size;
-      out.infrastructure = trouble.evidence;
-      return out;
-    },
+    finish: () => outcomeOf(s),
   };
+}
+
+function systemEvent(s: ClaudeStream, e: Record<string, unknown>): TranscriptEntry[] {
+  const { out } = s;
+  // 2.1.x reports each retry of a failed API request.
+  if (e.subtype === "api_retry") noteTrouble(s.trouble, e, null);
+  if (e.subtype !== "init") return [];
+  out.model = str(e.model) ?? out.model;
+  out.agentVersion = str(e.claude_code_version) ?? out.agentVersion;
+  return [{ type: "session", model: out.model, version: out.agentVersion, session_id: str(e.session_id) }];
+}
+
+function assistantEvent(s: ClaudeStream, e: Record<string, unknown>): TranscriptEntry[] {
+  const m = obj(e.message);
+  if (!m) return [];
+  const id = str(m.id);
+  const usage = obj(m.usage);
+  if (id && usage) s.messageUsage.set(id, usage);
+  // Claude Code reports its own error messages (API errors, rate limits) as assistant
+  // messages of model "<synthetic>": not a model the agent ran.
+  const model = str(m.model);
+  if (model && model !== SYNTHETIC_MODEL) {
+    s.out.model = model;
+    s.trouble.answered();
+  } else if (model === SYNTHETIC_MODEL) {
+    const content = Array.isArray(m.content) ? m.content : [];
+    noteTrouble(s.trouble, e, content.map((b) => str(obj(b)?.text) ?? "").join(" "));
+  }
+  const entries: TranscriptEntry[] = [];
+  for (const b of Array.isArray(m.content) ? m.content : []) {
+    const block = obj(b);
+    if (!block) continue;
+    if (block.type === "text" && typeof block.text === "string") {
+      entries.push({ type: "message", role: "assistant", text: clip(block.text) });
+    } else if (block.type === "thinking" && typeof block.thinking === "string") {
+      entries.push({ type: "reasoning", text: clip(block.thinking) });
+    } else if (block.type === "tool_use") {
+      const toolId = str(block.id);
+      if (!toolId || !s.toolIds.has(toolId)) s.toolCalls++;
+      if (toolId) s.toolIds.add(toolId);
+      entries.push({
+        type: "tool_call",
+        id: toolId,
+        name: str(block.name) ?? "?",
+        input: clipValue(block.input ?? null),
+      });
+    }
+  }
+  return entries;
+}
+
+function userEvent(e: Record<string, unknown>): TranscriptEntry[] {
+  const m = obj(e.message);
+  const content = m?.content;
+  if (typeof content === "string") return [{ type: "message", role: "user", text: clip(content) }];
+  const entries: TranscriptEntry[] = [];
+  for (const b of Array.isArray(content) ? content : []) {
+    const block = obj(b);
+    if (block?.type === "tool_result") {
+      entries.push({
+        type: "tool_result",
+        id: str(block.tool_use_id),
+        output: clip(textOf(block.content)),
+        is_error: block.is_error === true,
+      });
+    } else if (block?.type === "text" && typeof block.text === "string") {
+      entries.push({ type: "message", role: "user", text: clip(block.text) });
+    }
+  }
+  return entries;
+}
+
+function resultEvent(s: ClaudeStream, e: Record<string, unknown>): TranscriptEntry[] {
+  const { out } = s;
+  out.complete = true;
+  out.turns = num(e.num_turns);
+  out.costUsd = num(e.total_cost_usd);
+  s.resultUsage = obj(e.usage);
+  s.modelUsage = obj(e.modelUsage);
+  const text = str(e.result);
+  const subtype = str(e.subtype) ?? "";
+  // error_max_turns is the agent running out of the turns it was given: its work is scored as
+  // it stands. Any other error (API errors, rate limits, crashes during execution) is not the
+  // agent's skill and makes the attempt an error.
+  const failed = e.is_error === true && subtype !== "error_max_turns";
+  const errors = Array.isArray(e.errors) ? e.errors.map((x) => String(x)).join("; ") : "";
+  if (failed) {
+    out.error = clip(text || errors || subtype || "the result event has is_error: true", 2000);
+    noteTrouble(s.trouble, e, out.error);
+  }
+  // 2.1.x exits 1 here (2.0.x exited 0): the exit status is not an error of the run.
+  if (subtype === "error_max_turns")
+    out.stoppedBy = `it used all the turns it was given (error_max_turns after ${out.turns ?? "?"} turns)`;
+  const entries: TranscriptEntry[] = [
+    {
+      type: "result",
+      status: e.is_error === true ? "error" : "success",
+      text: text === null ? null : clip(text),
+      turns: out.turns,
+      duration_ms: num(e.duration_ms),
+    },
+  ];
+  if (failed) entries.push({ type: "error", message: out.error!, fatal: true });
+  return entries;
+}
+
+/** The stream's outcome: tokens from the per-model usage when there is one, else the result's or the messages'. */
+function outcomeOf(s: ClaudeStream): StreamOutcome {
+  const { out, modelUsage, resultUsage, messageUsage } = s;
+  out.toolCalls = s.toolCalls;
+  const models = modelUsage
+    ? Object.values(modelUsage)
+        .map(obj)
+        .filter((m) => m !== null)
+    : [];
+  if (models.length > 0) {
+    // Every model the agent called (its main model and the small one it uses for side tasks),
+    // which is what total_cost_usd covers.
+    const sum = (k: string) => models.reduce((a, m) => a + (num(m[k]) ?? 0), 0);
+    out.inputTokens = sum("inputTokens") + sum("cacheCreationInputTokens");
+    out.cachedTokens = sum("cacheReadInputTokens");
+    out.outputTokens = sum("outputTokens");
+  } else {
+    const usages = resultUsage ? [resultUsage] : [...messageUsage.values()];
+    if (usages.length > 0) {
+      const sum = (k: string) => usages.reduce((a, u) => a + (num(u[k]) ?? 0), 0);
+      out.inputTokens = sum("input_tokens") + sum("cache_creation_input_tokens");
+      out.cachedTokens = sum("cache_read_input_tokens");
+      out.outputTokens = sum("output_tokens");
+    }
+  }
+  if (!out.complete && messageUsage.size > 0) out.turns = messageUsage.size;
+  out.infrastructure = s.trouble.evidence;
+  return out;
 }
 
 export const claudeCode: Preset = {

@@ -9,6 +9,7 @@ import path from "node:path";
 import { StringDecoder } from "node:string_decoder";
 import type { TargetSpec } from "../config/types.js";
 import { findProgram } from "../sandbox/commands.js";
+import type { ProcessOutcome } from "../sandbox/process.js";
 import { withCost } from "./prices.js";
 import type { Preset, StreamOutcome } from "./stream.js";
 import { JsonLines, type TranscriptEntry, TranscriptWriter } from "./transcript.js";
@@ -157,97 +158,13 @@ class StderrLines {
 export function presetProvider(preset: Preset): Provider {
   return {
     async run(ctx: AgentContext): Promise<AgentOutcome> {
-      const { target } = ctx;
-      const env: Record<string, string> = { ...preset.env, ...ctx.env };
-      const program = target.bin ?? preset.bin;
+      const start = await startable(preset, ctx);
       // The program cannot run at all: trouble of the setup, never the agent's failure.
-      const refuse = async (error: string): Promise<AgentOutcome> => {
-        await appendFile(ctx.logFile, `evalgate: ${error}\n`);
-        return {
-          exitCode: null,
-          signal: null,
-          timedOut: false,
-          durationMs: 0,
-          tail: "",
-          error,
-          infrastructure: "the agent could not be started",
-        };
-      };
-      const resolved = findProgram(program, env.PATH);
-      if (!resolved) {
-        return refuse(
-          target.bin
-            ? `${preset.provider}: the program ${program} (bin:) does not exist or is not executable`
-            : `${preset.provider}: "${program}" was not found on PATH; install it (${preset.install}) or set bin: on the target`,
-        );
-      }
-      const noCredential = missingCredential(preset, target, env);
-      if (noCredential) return refuse(noCredential);
-      if (preset.prepare) {
-        const added = await preset.prepare(env, ctx.attemptDir);
-        for (const [k, v] of Object.entries(added)) if (!(k in target.env)) env[k] = v;
-      }
-
-      const parser = preset.parser();
-      const transcript = new TranscriptWriter(path.join(ctx.evidenceDir, TRANSCRIPT_FILE));
-      const activity = new Activity();
-      const lines = new JsonLines((event) => {
-        const source = sourceOf(event);
-        for (const entry of parser.event(event)) {
-          transcript.write(entry, source);
-          activity.saw(entry);
-        }
-      });
-      const stderr = new StderrLines((line) => parser.stderr?.(line));
-      const run = await ctx.runner.run({
-        command: { argv: [resolved, ...preset.argv(target, env, ctx.inEnvironment)] },
-        cwd: ctx.workspace,
-        env,
-        timeoutMs: ctx.timeoutMs,
-        logFile: ctx.logFile,
-        input: ctx.prompt,
-        onStdout: (chunk) => {
-          activity.output();
-          lines.push(chunk);
-        },
-        ...(parser.stderr ? { onStderr: (chunk: Buffer) => stderr.push(chunk) } : {}),
-      });
-      lines.end();
-      stderr.end();
-      for (const entry of parser.flush?.() ?? []) transcript.write(entry, null);
-      const stream = parser.finish();
-
-      const outcome: AgentOutcome = {
-        exitCode: run.exitCode,
-        signal: run.signal,
-        timedOut: run.timedOut,
-        durationMs: run.durationMs,
-        tail: run.tail,
-        transcript: TRANSCRIPT_FILE,
-      };
-      let note: string | null = null;
-      if (run.timedOut) outcome.activity = activity.describe();
-      // Evidence of infrastructure trouble, for a run that did not end well (docs/decisions/0192).
-      if (stream.infrastructure && (run.timedOut || stream.error || run.exitCode !== 0)) {
-        outcome.infrastructure = stream.infrastructure;
-      }
-      if (run.spawnError) {
-        outcome.error = `${preset.provider} could not start: ${run.spawnError}`;
-        outcome.infrastructure = "the agent could not be started";
-      } else if (!run.timedOut) {
-        if (stream.error) {
-          outcome.error = `${preset.provider} reported an error: ${stream.error}`;
-        } else if (stream.stoppedBy && run.exitCode !== 0) {
-          outcome.stopped = stream.stoppedBy;
-          outcome.warnings = [
-            `${preset.provider} stopped: ${stream.stoppedBy} (exit status ${run.exitCode}); that is the agent's outcome, so its work was scored`,
-          ];
-        } else if (!stream.complete && run.exitCode === 0) {
-          note = "the stream ended without the agent's final event";
-          outcome.error = `${preset.provider} exited without its final result event (its output was cut off after ${lines.events} events); the work it left was still scored`;
-        }
-      }
-      if (!stream.complete && !note) note = run.timedOut ? "the agent was stopped at its time limit" : null;
+      if ("refused" in start) return refused(ctx, start.refused);
+      const { resolved, env } = start;
+      const streamed = await streamAgent(preset, ctx, resolved, env);
+      const { run, stream, lines, transcript } = streamed;
+      const { outcome, note } = outcomeOf(preset, streamed);
       transcript.write(
         {
           type: "end",
@@ -263,9 +180,133 @@ export function presetProvider(preset: Preset): Provider {
         const version =
           stream.agentVersion ??
           (preset.versionArgs ? await versionOf(resolved, preset.versionArgs, ctx, env) : null);
-        outcome.usage = usageOf(stream, target, version);
+        outcome.usage = usageOf(stream, ctx.target, version);
       }
       return outcome;
     },
   };
+}
+
+/** The program to run and its environment (the preset's own variables added), or why it cannot start. */
+async function startable(
+  preset: Preset,
+  ctx: AgentContext,
+): Promise<{ resolved: string; env: Record<string, string> } | { refused: string }> {
+  const { target } = ctx;
+  const env: Record<string, string> = { ...preset.env, ...ctx.env };
+  const program = target.bin ?? preset.bin;
+  const resolved = findProgram(program, env.PATH);
+  if (!resolved) {
+    return {
+      refused: target.bin
+        ? `${preset.provider}: the program ${program} (bin:) does not exist or is not executable`
+        : `${preset.provider}: "${program}" was not found on PATH; install it (${preset.install}) or set bin: on the target`,
+    };
+  }
+  const noCredential = missingCredential(preset, target, env);
+  if (noCredential) return { refused: noCredential };
+  if (preset.prepare) {
+    const added = await preset.prepare(env, ctx.attemptDir);
+    for (const [k, v] of Object.entries(added)) if (!(k in target.env)) env[k] = v;
+  }
+  return { resolved, env };
+}
+
+/** The outcome of an agent that could not be started, the reason also in its log. */
+async function refused(ctx: AgentContext, error: string): Promise<AgentOutcome> {
+  await appendFile(ctx.logFile, `evalgate: ${error}\n`);
+  return {
+    exitCode: null,
+    signal: null,
+    timedOut: false,
+    durationMs: 0,
+    tail: "",
+    error,
+    infrastructure: "the agent could not be started",
+  };
+}
+
+interface Streamed {
+  run: ProcessOutcome;
+  stream: StreamOutcome;
+  lines: JsonLines;
+  activity: Activity;
+  /** Still open: the end entry is written once the outcome is known. */
+  transcript: TranscriptWriter;
+}
+
+/** Runs the agent, its event stream read as it arrives into the transcript and the parser. */
+async function streamAgent(
+  preset: Preset,
+  ctx: AgentContext,
+  resolved: string,
+  env: Record<string, string>,
+): Promise<Streamed> {
+  const { target } = ctx;
+  const parser = preset.parser();
+  const transcript = new TranscriptWriter(path.join(ctx.evidenceDir, TRANSCRIPT_FILE));
+  const activity = new Activity();
+  const lines = new JsonLines((event) => {
+    const source = sourceOf(event);
+    for (const entry of parser.event(event)) {
+      transcript.write(entry, source);
+      activity.saw(entry);
+    }
+  });
+  const stderr = new StderrLines((line) => parser.stderr?.(line));
+  const run = await ctx.runner.run({
+    command: { argv: [resolved, ...preset.argv(target, env, ctx.inEnvironment)] },
+    cwd: ctx.workspace,
+    env,
+    timeoutMs: ctx.timeoutMs,
+    logFile: ctx.logFile,
+    input: ctx.prompt,
+    onStdout: (chunk) => {
+      activity.output();
+      lines.push(chunk);
+    },
+    ...(parser.stderr ? { onStderr: (chunk: Buffer) => stderr.push(chunk) } : {}),
+  });
+  lines.end();
+  stderr.end();
+  for (const entry of parser.flush?.() ?? []) transcript.write(entry, null);
+  const stream = parser.finish();
+  return { run, stream, lines, activity, transcript };
+}
+
+/** The attempt's agent outcome from the process and what its stream said, and the transcript's end note. */
+function outcomeOf(preset: Preset, s: Streamed): { outcome: AgentOutcome; note: string | null } {
+  const { run, stream, lines } = s;
+  const outcome: AgentOutcome = {
+    exitCode: run.exitCode,
+    signal: run.signal,
+    timedOut: run.timedOut,
+    durationMs: run.durationMs,
+    tail: run.tail,
+    transcript: TRANSCRIPT_FILE,
+  };
+  let note: string | null = null;
+  if (run.timedOut) outcome.activity = s.activity.describe();
+  // Evidence of infrastructure trouble, for a run that did not end well (docs/decisions/0192).
+  if (stream.infrastructure && (run.timedOut || stream.error || run.exitCode !== 0)) {
+    outcome.infrastructure = stream.infrastructure;
+  }
+  if (run.spawnError) {
+    outcome.error = `${preset.provider} could not start: ${run.spawnError}`;
+    outcome.infrastructure = "the agent could not be started";
+  } else if (!run.timedOut) {
+    if (stream.error) {
+      outcome.error = `${preset.provider} reported an error: ${stream.error}`;
+    } else if (stream.stoppedBy && run.exitCode !== 0) {
+      outcome.stopped = stream.stoppedBy;
+      outcome.warnings = [
+        `${preset.provider} stopped: ${stream.stoppedBy} (exit status ${run.exitCode}); that is the agent's outcome, so its work was scored`,
+      ];
+    } else if (!stream.complete && run.exitCode === 0) {
+      note = "the stream ended without the agent's final event";
+      outcome.error = `${preset.provider} exited without its final result event (its output was cut off after ${lines.events} events); the work it left was still scored`;
+    }
+  }
+  if (!stream.complete && !note) note = run.timedOut ? "the agent was stopped at its time limit" : null;
+  return { outcome, note };
 }

@@ -92,6 +92,39 @@ async function expandTest(
   seenIdentity: Map<string, TestRecord>,
   out: Expansion,
 ): Promise<void> {
+  const parts = await resolveTest(ctx, rec);
+  const targets = targetsOf(ctx, rec);
+  if (!targets) return;
+  const { ws } = parts;
+  if (!ws) {
+    // No case comes of this test, but its agents' programs are still checked with the rest.
+    for (const t of targets) if (!opts.targetFilter || opts.targetFilter.has(t.name)) out.unplanned.add(t);
+    return;
+  }
+  for (const target of targets) {
+    const spec = caseOf(ctx, rec, { ...parts, ws }, target, opts, seenIdentity);
+    if (!spec) continue;
+    out.cases.push(spec);
+    out.recordOf.set(spec, rec);
+  }
+}
+
+/** What a test resolves to whatever target it runs on. */
+interface TestParts {
+  instruction: string;
+  reference: Awaited<ReturnType<typeof referenceOf>>;
+  /** Undefined when the workspace is unusable (its problem reported): the test gives no case. */
+  ws: Awaited<ReturnType<typeof resolveWorkspace>>;
+  environment: Awaited<ReturnType<typeof resolveEnvironment>>;
+  resources: ReturnType<typeof resolveResources>;
+  guards: ReturnType<typeof resolveGuards>;
+  timeouts: Timeouts;
+  scorers: ReturnType<typeof resolveScorers>;
+  gate: ReturnType<typeof caseGate>;
+}
+
+/** The test's task, reference, workspace and its guards, environment, scorers and gate, checked. */
+async function resolveTest(ctx: PlanContext, rec: TestRecord): Promise<TestParts> {
   const { test, owner } = rec;
   const label = `"${test.id}"`;
   const ownerFile = owner.loaded;
@@ -125,7 +158,16 @@ async function expandTest(
   });
   lockfileOutsideSeed(ctx, ws?.seed, ws?.setup.command !== undefined, seedFrom.src, [...seedFrom.at, "seed"]);
   const timeouts = timeoutsOf(owner.policy.timeouts);
-  const scorerItems: ScorerItem[] = [
+  const scorers = resolveScorers(ctx, scorerItemsOf(rec), timeouts, rec);
+  const gate = caseGate(ctx, owner.policy, rec.root === ownerFile ? ownerFile.src : rec.root.src);
+  return { instruction, reference, ws, environment, resources, guards, timeouts, scorers, gate };
+}
+
+/** The test's own scorers, then its file's. */
+function scorerItemsOf(rec: TestRecord): ScorerItem[] {
+  const { test } = rec;
+  const ownerFile = rec.owner.loaded;
+  return [
     ...(test.scorers ?? []).map((scorer, i) => ({
       scorer,
       src: rec.src,
@@ -139,89 +181,85 @@ async function expandTest(
       dir: ownerFile.dir,
     })),
   ];
-  const scorers = resolveScorers(ctx, scorerItems, timeouts, rec);
-  const gate = caseGate(ctx, owner.policy, rec.root === ownerFile ? ownerFile.src : rec.root.src);
+}
 
-  const targets = targetsOf(ctx, rec);
-  if (!targets) return;
-  if (!ws) {
-    // No case comes of this test, but its agents' programs are still checked with the rest.
-    for (const t of targets) if (!opts.targetFilter || opts.targetFilter.has(t.name)) out.unplanned.add(t);
-    return;
+/** The test's case on `target`; undefined when the same case is already planned through another wrapper. */
+function caseOf(
+  ctx: PlanContext,
+  rec: TestRecord,
+  parts: TestParts & { ws: NonNullable<TestParts["ws"]> },
+  target: TargetSpec,
+  opts: ExpandOptions,
+  seenIdentity: Map<string, TestRecord>,
+): CaseSpec | undefined {
+  const { test, owner } = rec;
+  const label = `"${test.id}"`;
+  const ownerFile = owner.loaded;
+  const { instruction, reference, ws, guards, timeouts } = parts;
+  if (target.provider === "reference" && !test.reference) {
+    ctx.problem(
+      rec.src,
+      rec.at,
+      `test ${label} has no reference patch, but target "${target.name}" (provider reference) needs one`,
+      "add reference: path/to/fix.patch to the test, or limit it with targets: [...]",
+    );
   }
-  for (const target of targets) {
-    if (target.provider === "reference" && !test.reference) {
-      ctx.problem(
-        rec.src,
-        rec.at,
-        `test ${label} has no reference patch, but target "${target.name}" (provider reference) needs one`,
-        "add reference: path/to/fix.patch to the test, or limit it with targets: [...]",
-      );
-    }
-    const identity = { evalPath: ownerFile.evalPath, testId: test.id, target: target.name };
-    const key = identityKey(identity);
-    const prior = seenIdentity.get(key);
-    if (prior && prior.root !== rec.root) {
-      ctx.problem(
-        rec.src,
-        rec.at,
-        `case ${test.id} on ${target.name} is run twice: through ${prior.root.src.display} and ${rec.root.src.display}`,
-        "include a suite from one wrapper eval only",
-      );
-      continue;
-    }
-    seenIdentity.set(key, rec);
-    const promptBytes = Buffer.byteLength(instruction) + Buffer.byteLength(ws.setup.instructions ?? "");
-    if (target.command && usesPlaceholder(target.command, "PROMPT") && promptBytes > MAX_ARG_BYTES) {
-      ctx.problem(
-        rec.src,
-        [...rec.at, test.instruction_file !== undefined ? "instruction_file" : "instruction"],
-        `the task of test ${label} is ${Math.ceil(promptBytes / 1024)} KiB, too long for the {PROMPT} of target "${target.name}": the system takes at most 128 KiB in one command-line argument`,
-        "pass the task to the agent through {PROMPT_FILE} instead",
-      );
-    }
-    const spec: CaseSpec = {
-      identity,
-      key,
-      rootEvalPath: rec.root.evalPath,
-      suite: ownerFile.name,
-      // The agent's {EVAL_DIR}: the file's folder in the checkout, where its scripts are the PR's.
-      evalDir: ctx.inCheckout(ownerFile.dir),
-      test: {
-        id: test.id,
-        instruction,
-        threshold:
-          ctx.renamed(
-            rec.src,
-            rec.at,
-            test,
-            "threshold",
-            "min_score",
-            "the score an attempt needs to pass",
-          ) ?? 1,
-        tags: test.tags ?? [],
-        workspace: { ...ws, ...guards },
-        scorers,
-      },
-      target,
-      ...repeatOf(opts.repeat ?? test.repeat ?? owner.policy.repeat ?? 1),
-      limits: limitsOf(owner.policy.limits),
-      gate,
-      timeouts: {
-        ...timeouts,
-        agentMs:
-          test.timeout !== undefined ? parseDuration(test.timeout) : (target.timeoutMs ?? timeouts.agentMs),
-      },
-    };
-    if (environment) spec.environment = environment;
-    if (resources) spec.resources = resources;
-    if (test.description) spec.test.description = test.description;
-    if (test.verify_repeats !== undefined) spec.test.verifyRepeats = test.verify_repeats;
-    if (reference) spec.test.reference = reference.path;
-    if (reference?.script) spec.test.referenceKind = "script";
-    out.cases.push(spec);
-    out.recordOf.set(spec, rec);
+  const identity = { evalPath: ownerFile.evalPath, testId: test.id, target: target.name };
+  const key = identityKey(identity);
+  const prior = seenIdentity.get(key);
+  if (prior && prior.root !== rec.root) {
+    ctx.problem(
+      rec.src,
+      rec.at,
+      `case ${test.id} on ${target.name} is run twice: through ${prior.root.src.display} and ${rec.root.src.display}`,
+      "include a suite from one wrapper eval only",
+    );
+    return undefined;
   }
+  seenIdentity.set(key, rec);
+  const promptBytes = Buffer.byteLength(instruction) + Buffer.byteLength(ws.setup.instructions ?? "");
+  if (target.command && usesPlaceholder(target.command, "PROMPT") && promptBytes > MAX_ARG_BYTES) {
+    ctx.problem(
+      rec.src,
+      [...rec.at, test.instruction_file !== undefined ? "instruction_file" : "instruction"],
+      `the task of test ${label} is ${Math.ceil(promptBytes / 1024)} KiB, too long for the {PROMPT} of target "${target.name}": the system takes at most 128 KiB in one command-line argument`,
+      "pass the task to the agent through {PROMPT_FILE} instead",
+    );
+  }
+  const spec: CaseSpec = {
+    identity,
+    key,
+    rootEvalPath: rec.root.evalPath,
+    suite: ownerFile.name,
+    // The agent's {EVAL_DIR}: the file's folder in the checkout, where its scripts are the PR's.
+    evalDir: ctx.inCheckout(ownerFile.dir),
+    test: {
+      id: test.id,
+      instruction,
+      threshold:
+        ctx.renamed(rec.src, rec.at, test, "threshold", "min_score", "the score an attempt needs to pass") ??
+        1,
+      tags: test.tags ?? [],
+      workspace: { ...ws, ...guards },
+      scorers: parts.scorers,
+    },
+    target,
+    ...repeatOf(opts.repeat ?? test.repeat ?? owner.policy.repeat ?? 1),
+    limits: limitsOf(owner.policy.limits),
+    gate: parts.gate,
+    timeouts: {
+      ...timeouts,
+      agentMs:
+        test.timeout !== undefined ? parseDuration(test.timeout) : (target.timeoutMs ?? timeouts.agentMs),
+    },
+  };
+  if (parts.environment) spec.environment = parts.environment;
+  if (parts.resources) spec.resources = parts.resources;
+  if (test.description) spec.test.description = test.description;
+  if (test.verify_repeats !== undefined) spec.test.verifyRepeats = test.verify_repeats;
+  if (reference) spec.test.reference = reference.path;
+  if (reference?.script) spec.test.referenceKind = "script";
+  return spec;
 }
 
 /** The task: exactly one of `instruction:` and `instruction_file:` (read here). */
