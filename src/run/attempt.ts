@@ -22,6 +22,7 @@ import { type ChangeMark, clockSetBack } from "../workspace/change-mark.js";
 import { discardTree } from "../workspace/discard.js";
 import { restoreWorkspaceGit, SCORER_GIT_ENV } from "../workspace/git-guard.js";
 import { restoreGradingInputs } from "../workspace/grading-inputs.js";
+import { nestedRepositoryWarning } from "../workspace/nested-repos.js";
 import { installVerifiers, restoreProtected } from "../workspace/protect.js";
 import { scanWorkspace } from "../workspace/scan.js";
 import type { FailedStart, PreparedStart } from "../workspace/start.js";
@@ -39,7 +40,7 @@ import { regrade } from "./regrade.js";
 import { type AttemptTrees, discardLayers, markForGuards, materializeWorkspace } from "./share.js";
 import { allTampered, decideStatus, type StageFacts, WORKSPACE_REPLACED } from "./status.js";
 import type { AgentRecord, AttemptResult } from "./types.js";
-import type { RegradeVerdict } from "./verify.js";
+import { overridable } from "./verify.js";
 
 export interface AttemptInput {
   spec: CaseSpec;
@@ -234,6 +235,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
         `${f} was a special file (a FIFO or socket), which git cannot record: removed before scoring`,
       );
     }
+    warnings.push(...diff.removedRepositories.map(nestedRepositoryWarning));
     if (diff.unlocked.length > 0) {
       const shown =
         diff.unlocked.slice(0, 5).join(", ") +
@@ -330,17 +332,6 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     if (!input.keepWorkspace) await discardTree(input.workDir);
     await discardLayers(trees);
   }
-}
-
-/**
- * Whether disagreeing gradings decide the attempt's status: never over tampering or an error, and a
- * failure the calibration confirms keeps its own kind (an agent_exit stays one), with the calibration's
- * message when the kinds agree.
- */
-function overridable(r: AttemptResult, verdict: RegradeVerdict): boolean {
-  if (r.status === "passed") return true;
-  if (r.status !== "failed" || r.failureKind === "tampered") return false;
-  return verdict.failureKind === "verifier_flake" || verdict.failureKind === r.failureKind;
 }
 
 async function scoreAttempt(

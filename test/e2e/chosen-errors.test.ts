@@ -1,0 +1,145 @@
+/**
+ * An agent must not be able to choose to be an error instead of a failure (issue 26, point 5), red
+ * team: a hostile agent, and the hostile code it leaves, which the scorers run, try every way to end
+ * an attempt as `error` (excluded or retried by on_error) when its work is simply wrong.
+ *
+ * The bug: `answer()` returns 1, the test wants 2. Every attacking agent leaves it wrong and adds
+ * its trick; the `tests` scorer runs the project's own harness (test/run.js), which imports the
+ * agent's code and writes a JUnit report at {REPORT_FILE}.
+ *
+ * before: each attack below ended as `error` (scorer_error, scorer_timeout or workspace_error), so
+ * under on_error: exclude the gate passed a case whose every attempt was wrong.
+ */
+import { chmodSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { readJson, readJsonl, runCliAsync, tempDir, writeFiles } from "../helpers.js";
+
+const HARNESS = `import { writeFileSync } from "node:fs";
+const { answer } = await import("../src/lib.js");
+const ok = answer() === 2;
+const failure = ok ? "" : '<failure message="answer() is not 2"/>';
+writeFileSync(
+  process.argv[2],
+  \`<?xml version="1.0"?><testsuites><testsuite name="t" tests="1" failures="\${ok ? 0 : 1}"><testcase classname="t" name="answer is 2">\${failure}</testcase></testsuite></testsuites>\`,
+);
+process.exit(ok ? 0 : 1);
+`;
+
+/** What each attacking agent writes into src/lib.js (the answer stays wrong), by test id. */
+const LIB: Record<string, string> = {
+  // Exits before the harness writes its report: "wrote no report".
+  "exit-before-report": "process.exit(0);\nexport const answer = () => 1;",
+  // Writes garbage where the report goes and exits 0: a report that cannot be parsed.
+  "garbage-report":
+    'import { writeFileSync } from "node:fs";\nwriteFileSync(process.argv[2], "<<< not xml");\nprocess.exit(0);\nexport const answer = () => 1;',
+  // A report with no tests: "the suite did not really run".
+  "empty-report":
+    'import { writeFileSync } from "node:fs";\nwriteFileSync(process.argv[2], "<testsuites></testsuites>");\nprocess.exit(0);\nexport const answer = () => 1;',
+  // A passing report, then exit 1: "cannot be trusted".
+  "contradicting-report":
+    'import { writeFileSync } from "node:fs";\nwriteFileSync(process.argv[2], \'<testsuites><testsuite name="t" tests="1"><testcase classname="t" name="answer is 2"/></testsuite></testsuites>\');\nprocess.exit(1);\nexport const answer = () => 1;',
+  // Kills its own test process: "killed by SIGKILL".
+  killed: 'process.kill(process.pid, "SIGKILL");\nexport const answer = () => 1;',
+  // Never returns: the scorer times out.
+  hang: "for (;;) {}\nexport const answer = () => 1;",
+};
+
+const AGENT = `#!/bin/bash
+set -e
+case "$EVALGATE_TEST_ID" in
+  fixed) echo 'export const answer = () => 2;' > src/lib.js ;;
+  wrong) echo 'export const answer = () => 3;' > src/lib.js ;;
+  runner-removed) rm test/run.js ;;
+  gitlink) git init -q sub && echo 'export const answer = () => 3;' > src/lib.js ;;
+  misconfigured) echo 'export const answer = () => 2;' > src/lib.js ;;
+  *) cp "$ATTACKS/$EVALGATE_TEST_ID.js" src/lib.js ;;
+esac
+`;
+
+interface Result {
+  status: string;
+  failure_stage: string | null;
+  failure_kind: string | null;
+  message: string | null;
+  warnings?: string[];
+}
+interface Row {
+  test_id: string;
+  verdict: string;
+  runs: { dir: string }[];
+}
+
+const UNIT = { name: "unit", type: "tests", run: "node test/run.js {REPORT_FILE}", timeout: "4s" };
+
+describe("an agent that tries to end its wrong attempt as an error (default isolation)", async () => {
+  const dir = tempDir();
+  writeFiles(dir, {
+    "project/src/lib.js": "export const answer = () => 1;\n",
+    "project/test/run.js": HARNESS,
+    "agent.sh": AGENT,
+    ...Object.fromEntries(Object.entries(LIB).map(([id, body]) => [`attacks/${id}.js`, `${body}\n`])),
+  });
+  chmodSync(path.join(dir, "agent.sh"), 0o755);
+  const ids = ["fixed", "wrong", "runner-removed", "gitlink", ...Object.keys(LIB)];
+  writeFiles(dir, {
+    "e.eval.yaml": JSON.stringify({
+      name: "chosen-errors",
+      targets: [
+        {
+          name: "hostile",
+          provider: "command",
+          command: ["./agent.sh"],
+          env: { ATTACKS: path.join(dir, "attacks") },
+        },
+      ],
+      concurrency: 2,
+      gate: { on_error: "exclude", min_case_pass_rate: 1 },
+      workspace: { seed: { path: "project" } },
+      tests: [
+        ...ids.map((id) => ({ id, instruction: "answer() must return 2", scorers: [UNIT] })),
+        // Control: a scorer the eval file's author got wrong stays an error, whatever the agent did.
+        {
+          id: "misconfigured",
+          instruction: "answer() must return 2",
+          scorers: [{ ...UNIT, run: "node test/no-such-runner.js {REPORT_FILE}" }],
+        },
+      ],
+    }),
+  });
+  const out = path.join(dir, "out");
+  const run = await runCliAsync(["run", "e.eval.yaml", "--out", out], dir);
+  const rows = readJsonl<Row>(path.join(out, "index.jsonl"));
+  const result = (id: string) =>
+    readJson<Result>(path.join(out, rows.find((r) => r.test_id === id)!.runs[0]!.dir, "result.json"));
+
+  it("runs (control: a fixed answer passes, a wrong one fails)", () => {
+    expect(run.stderr).not.toMatch(/bug|stack/i);
+    expect(result("fixed").status).toBe("passed");
+    expect(result("wrong")).toMatchObject({ status: "failed", failure_kind: "quality" });
+  });
+
+  it.each(Object.keys(LIB))("%s: the code's own doing is a counted failure, not an error", (id) => {
+    const r = result(id);
+    expect(r, JSON.stringify(r)).toMatchObject({ status: "failed", failure_stage: "scorer" });
+    // The message keeps what went wrong and says why it is the agent's.
+    expect(r.message).toMatch(/^scorer unit could not run on the agent's code: .*; on the start tree it ran/);
+    expect(rows.find((x) => x.test_id === id)!.verdict).toBe("fail");
+  });
+
+  it("runner-removed: deleting the test runner is a failure, not an error", () => {
+    expect(result("runner-removed")).toMatchObject({ status: "failed", failure_stage: "scorer" });
+  });
+
+  it("gitlink: a nested repository with no commit is captured and graded, not a workspace error", () => {
+    const r = result("gitlink");
+    expect(r, JSON.stringify(r)).toMatchObject({ status: "failed", failure_kind: "quality" });
+    expect(r.warnings?.join("\n")).toMatch(/sub\/\.git .*no commit/);
+  });
+
+  it("misconfigured (control): a scorer that cannot run on the start tree either stays an error", () => {
+    const r = result("misconfigured");
+    expect(r).toMatchObject({ status: "error", failure_kind: "scorer_error" });
+    expect(rows.find((x) => x.test_id === "misconfigured")!.verdict).not.toBe("fail");
+  });
+});
