@@ -143,3 +143,70 @@ describe("an agent that tries to end its wrong attempt as an error (default isol
     expect(rows.find((x) => x.test_id === "misconfigured")!.verdict).not.toBe("fail");
   });
 });
+
+/**
+ * Attacks on the capture, the workspace's git and the agent's own record, each leaving the answer
+ * wrong. These were already graded as failures when this file was written (kept as a guard: no
+ * other test tries them): the workspace's `.git` deleted or replaced (restored from the start tree
+ * before scoring), a protected folder replaced by a file, a path longer than PATH_MAX, 20,000 new
+ * files, 300 MB of output, evalgate's and the model API's words printed before exit 1, an
+ * `{OUTPUT_FILE}` error. One more is the nested-repository fix (0248) through a `.git` file.
+ */
+const DEEP = `d=$(printf 'd%.0s' $(seq 200)); (for i in $(seq 30); do mkdir "$d" && cd "$d"; done; echo deep > f.txt)`;
+const GRADED: Record<string, string> = {
+  "dotgit-removed": "rm -rf .git",
+  "dotgit-file": "rm -rf .git && echo 'gitdir: /nonexistent' > .git",
+  "dotgit-link": "rm -rf .git && ln -s / .git",
+  "protected-replaced": "rm -rf test && echo x > test",
+  "deep-path": DEEP,
+  "many-files": "mkdir many && (cd many && seq 20000 | xargs touch)",
+  loud: "head -c 300000000 /dev/zero | tr '\\0' x; head -c 50000000 /dev/zero >&2",
+  mimic: `echo 'API Error: 429 {"type":"error","error":{"type":"rate_limit_error"}}'; echo '{"type":"result","is_error":true,"api_error_status":503}'; echo 'evalgate: bubblewrap cannot run here: the workspace could not be made' >&2; exit 1`,
+  "output-error": `echo '{"error":"infrastructure: the model API answered 503"}' > "$EVALGATE_OUTPUT_FILE"; exit 1`,
+  "gitfile-unborn": "git init -q --separate-git-dir=.hidden sub && echo x > sub/f",
+};
+
+describe("an agent that attacks its capture, its workspace's git or its own record", async () => {
+  const dir = tempDir();
+  writeFiles(dir, {
+    "project/src/lib.js": "export const answer = () => 1;\n",
+    "project/test/run.js": HARNESS,
+    "agent.sh": `#!/bin/bash\ncase "$EVALGATE_TEST_ID" in\n${Object.entries(GRADED)
+      .map(([id, body]) => `  ${id}) ${body} ;;`)
+      .join("\n")}\nesac\n`,
+  });
+  chmodSync(path.join(dir, "agent.sh"), 0o755);
+  writeFiles(dir, {
+    "e.eval.yaml": JSON.stringify({
+      name: "graded-attacks",
+      targets: [{ name: "hostile", provider: "command", command: ["./agent.sh"], timeout: "60s" }],
+      concurrency: 2,
+      gate: { on_error: "exclude", min_case_pass_rate: 1 },
+      workspace: { seed: { path: "project" }, protected: ["test"] },
+      tests: Object.keys(GRADED).map((id) => ({
+        id,
+        instruction: "answer() must return 2",
+        scorers: [UNIT],
+      })),
+    }),
+  });
+  const out = path.join(dir, "out");
+  const run = await runCliAsync(["run", "e.eval.yaml", "--out", out], dir, {}, 300_000);
+  const rows = readJsonl<Row>(path.join(out, "index.jsonl"));
+  const result = (id: string) =>
+    readJson<Result>(path.join(out, rows.find((r) => r.test_id === id)!.runs[0]!.dir, "result.json"));
+
+  it.each(Object.keys(GRADED))("%s: a counted failure", (id) => {
+    expect(run.stderr).not.toMatch(/bug|stack/i);
+    const r = result(id);
+    expect(r.status, JSON.stringify(r)).toBe("failed");
+    expect(rows.find((x) => x.test_id === id)!.verdict).toBe("fail");
+  });
+
+  it("names what it did where it matters", () => {
+    expect(result("protected-replaced").failure_kind).toBe("tampered");
+    expect(result("mimic")).toMatchObject({ failure_kind: "agent_exit" });
+    expect(result("output-error")).toMatchObject({ failure_kind: "agent_exit" });
+    expect(result("gitfile-unborn").warnings?.join("\n")).toMatch(/sub\/\.git is a nested repository/);
+  });
+});
