@@ -124,13 +124,16 @@ const RUNS_THE_CODE: ReadonlySet<string> = new Set(["command", "script", "tests"
 /**
  * Whether a grading where scorers could not run (`first.errored`) is worth calibrating: every one
  * of them runs the workspace's code, so the code under test may have broken it (exited before the
- * report, written a bad one, killed itself, never returned, removed the runner). A scorer that
- * runs none of it (the llm-judge, a diff or file check) erred for reasons of its own.
+ * report, written a bad one, killed itself, never returned, removed the runner), or its error says
+ * it may be the attempt's doing (`fromAttempt`: a judge's unreadable answer about the diff, 0249).
+ * Any other error (a judge that cannot be reached, a diff or file check) is the scorer's own.
  */
 export function erroredByCode(first: Grading): boolean {
   return (
     first.errored.length > 0 &&
-    first.scorers.every((s) => s.result.state !== "error" || RUNS_THE_CODE.has(s.type))
+    first.scorers.every(
+      (s) => s.result.state !== "error" || RUNS_THE_CODE.has(s.type) || s.result.fromAttempt === true,
+    )
   );
 }
 

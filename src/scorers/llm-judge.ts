@@ -251,7 +251,9 @@ export const llmJudgeScorer: Scorer = {
         return { state: "error", reason: "the judge's answer has no message content", details: details() };
       }
       const verdict = parseVerdict(content);
-      if ("problem" in verdict) return { state: "error", reason: verdict.problem, details: details() };
+      // The endpoint answered; what it said was steered by the diff it read, or by the model alone.
+      if ("problem" in verdict)
+        return { state: "error", reason: verdict.problem, details: details(), fromAttempt: true };
       const reason =
         verdict.reason.trim() ||
         (verdict.pass ? "the judge passed the change" : "the judge failed the change");

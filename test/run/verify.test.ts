@@ -194,7 +194,16 @@ describe("scorers that could not run on the agent's code (docs/decisions/0247)",
       grading(["s", "script", err("x")], ["j", "llm-judge", ok]),
       true,
     ],
-    ["the llm-judge: it runs none of the code", grading(["j", "llm-judge", err("cannot reach")]), false],
+    [
+      "the llm-judge unreached: it runs none of the code",
+      grading(["j", "llm-judge", err("cannot reach")]),
+      false,
+    ],
+    [
+      "the llm-judge's answer to the diff cannot be read (0249)",
+      grading(["j", "llm-judge", { state: "error", reason: "not JSON", fromAttempt: true }]),
+      true,
+    ],
     [
       "a tests scorer and the judge both erred",
       grading(["u", "tests", err("x")], ["j", "llm-judge", err("y")]),
