@@ -7,6 +7,7 @@ import { chmod, copyFile, mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { formatSize } from "../config/size.js";
 import { agentFolder, type CaseSpec } from "../config/types.js";
+import { agentFilledDisk, freeBytes } from "../environment/disk.js";
 import type { HostLimits } from "../environment/limits.js";
 import { providerFor } from "../providers/index.js";
 import type { Usage } from "../providers/types.js";
@@ -146,6 +147,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
       return result();
     }
     phases.workspaceMs = Math.round(performance.now() - w0);
+    const freeBefore = await freeBytes(input.workDir); // evidence for a disk the agent fills
     const prompt = promptFor(spec);
     const promptFile = path.join(input.workDir, "prompt.md");
     await writeFile(promptFile, prompt);
@@ -226,7 +228,9 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
       changed = scan.changed;
       diff = await captureDiff(b, ws, path.join(input.workDir, "capture.index"), spec.limits.diffBytes, scan);
     } catch (error) {
-      facts.workspaceError = `cannot capture the agent's changes: ${(error as Error).message}`;
+      facts.diskFilled = await agentFilledDisk(error, input.workDir, freeBefore);
+      if (!facts.diskFilled)
+        facts.workspaceError = `cannot capture the agent's changes: ${(error as Error).message}`;
       return result();
     }
     await writeFile(path.join(evidenceDir, "diff.patch"), diff.patch);
@@ -267,7 +271,9 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
       await installVerifiers(ws, guards.verifiers);
       await restoreWorkspaceGit(b, ws);
     } catch (error) {
-      facts.workspaceError = `cannot prepare the workspace for scoring: ${(error as Error).message}`;
+      facts.diskFilled = await agentFilledDisk(error, input.workDir, freeBefore);
+      if (!facts.diskFilled)
+        facts.workspaceError = `cannot prepare the workspace for scoring: ${(error as Error).message}`;
       return result();
     }
     phases.diffMs = Math.round(performance.now() - d0);

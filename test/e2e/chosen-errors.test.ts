@@ -10,6 +10,7 @@
  * before: each attack below ended as `error` (scorer_error, scorer_timeout or workspace_error), so
  * under on_error: exclude the gate passed a case whose every attempt was wrong.
  */
+import { execFileSync } from "node:child_process";
 import { chmodSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -289,5 +290,44 @@ describe("an agent whose diff tells the llm-judge to answer with no verdict", as
 
   it("judge-down (control): an endpoint that answers 503 stays an error", () => {
     expect(result("judge-down")).toMatchObject({ status: "error", failure_kind: "scorer_error" });
+  });
+});
+
+/**
+ * An agent that fills the disk its workspace is on, so that evalgate cannot capture its changes.
+ * A file system of 40 MiB (a tmpfs, mounted as root: skipped otherwise) holds the run's work folder.
+ *
+ * before: `cannot capture the agent's changes: ENOSPC`, a workspace_error, excluded.
+ */
+const ROOT = process.getuid?.() === 0;
+describe.runIf(ROOT)("an agent that fills the disk its workspace is on", async () => {
+  const dir = tempDir();
+  const fs = path.join(dir, "small-disk");
+  writeFiles(dir, {
+    "small-disk/.keep": "",
+    "project/src/lib.js": "export const answer = () => 1;\n",
+    "project/test/run.js": HARNESS,
+    "agent.sh":
+      "#!/bin/sh\necho 'export const answer = () => 3;' > src/lib.js\nhead -c 200000000 /dev/zero > fill.bin\nexit 0\n",
+    "e.eval.yaml": JSON.stringify({
+      name: "disk",
+      targets: [{ name: "hostile", provider: "command", command: ["./agent.sh"] }],
+      gate: { on_error: "exclude", min_case_pass_rate: 1 },
+      workspace: { seed: { path: "project" } },
+      tests: [{ id: "fill", instruction: "answer() must return 2", scorers: [UNIT] }],
+    }),
+  });
+  chmodSync(path.join(dir, "agent.sh"), 0o755);
+  execFileSync("mount", ["-t", "tmpfs", "-o", "size=40m", "tmpfs", fs]);
+  afterAll(() => execFileSync("umount", [fs]));
+  const out = path.join(dir, "out");
+  await runCliAsync(["run", "e.eval.yaml", "--out", out, "--work-dir", fs], dir);
+  const rows = readJsonl<Row>(path.join(out, "index.jsonl"));
+
+  it("is the agent's failure (disk_limit), named, not a workspace error", () => {
+    const r = readJson<Result>(path.join(out, rows[0]!.runs[0]!.dir, "result.json"));
+    expect(r, JSON.stringify(r)).toMatchObject({ status: "failed", failure_kind: "disk_limit" });
+    expect(r.message).toMatch(/^the agent filled the disk its workspace is on/);
+    expect(rows[0]!.verdict).toBe("fail");
   });
 });
