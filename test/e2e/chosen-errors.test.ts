@@ -10,13 +10,13 @@
  * before: each attack below ended as `error` (scorer_error, scorer_timeout or workspace_error), so
  * under on_error: exclude the gate passed a case whose every attempt was wrong.
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { readJson, readJsonl, runCliAsync, tempDir, writeFiles } from "../helpers.js";
+import { CLI, readJson, readJsonl, runCliAsync, tempDir, writeFiles } from "../helpers.js";
 
 const HARNESS = `import { writeFileSync } from "node:fs";
 const { answer } = await import("../src/lib.js");
@@ -329,5 +329,64 @@ describe.runIf(ROOT)("an agent that fills the disk its workspace is on", async (
     expect(r, JSON.stringify(r)).toMatchObject({ status: "failed", failure_kind: "disk_limit" });
     expect(r.message).toMatch(/^the agent filled the disk its workspace is on/);
     expect(rows[0]!.verdict).toBe("fail");
+  });
+});
+
+/**
+ * An agent that locks 70 nested folders (`chmod 000`, innermost first), run as a user that is not
+ * root (as on a GitHub runner: as root every folder is open to evalgate anyway). Run through
+ * `setpriv` as nobody; skipped when this test does not run as root.
+ *
+ * before: `cannot capture the agent's changes: folders locked more than 64 levels deep`, a
+ * workspace_error, excluded.
+ */
+describe.runIf(ROOT)("an agent that locks folders deeper than the scan's rounds (not root)", () => {
+  const dir = tempDir();
+  writeFiles(dir, {
+    "project/src/lib.js": "export const answer = () => 1;\n",
+    "project/test/run.js": HARNESS,
+    "home/.keep": "",
+    "agent.sh": `#!/bin/sh
+echo 'export const answer = () => 3;' > src/lib.js
+p=locked; mkdir $p
+for i in $(seq 70); do p=$p/l; mkdir $p; done
+while [ "$p" != "." ]; do chmod 000 $p; p=$(dirname $p); done
+`,
+    "e.eval.yaml": JSON.stringify({
+      name: "locked",
+      targets: [{ name: "hostile", provider: "command", command: ["./agent.sh"] }],
+      gate: { on_error: "exclude", min_case_pass_rate: 1 },
+      workspace: { seed: { path: "project" } },
+      tests: [{ id: "deep", instruction: "answer() must return 2", scorers: [UNIT] }],
+    }),
+  });
+  chmodSync(path.join(dir, "agent.sh"), 0o755);
+  execFileSync("chown", ["-R", "nobody:nogroup", dir]);
+  chmodSync(dir, 0o755);
+  const out = path.join(dir, "out");
+  const nobody = ["--reuid=nobody", "--regid=nogroup", "--clear-groups"];
+  // The gate fails (exit 1): the attempt is counted.
+  spawnSync(
+    "setpriv",
+    [
+      ...nobody,
+      "env",
+      `HOME=${path.join(dir, "home")}`,
+      "CI=1",
+      process.execPath,
+      CLI,
+      "run",
+      "e.eval.yaml",
+      "--out",
+      out,
+    ],
+    { cwd: dir, stdio: "ignore", timeout: 120_000 },
+  );
+
+  it("opens them all, captures and grades the attempt: a counted failure", () => {
+    const rows = readJsonl<Row>(path.join(out, "index.jsonl"));
+    const r = readJson<Result>(path.join(out, rows[0]!.runs[0]!.dir, "result.json"));
+    expect(r, JSON.stringify(r)).toMatchObject({ status: "failed", failure_kind: "quality" });
+    expect(r.warnings?.join("\n")).toMatch(/the agent made locked, locked\/l, .* unreadable to its owner/);
   });
 });
