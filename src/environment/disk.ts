@@ -5,7 +5,7 @@
  * grown past the limit: the bound holds within one walk's interval (a second or more; longer for a
  * large tree, since the interval is ten times the last walk's time).
  */
-import { lstat, readdir } from "node:fs/promises";
+import { lstat, readdir, statfs } from "node:fs/promises";
 import path from "node:path";
 
 /** Bytes the folders take on disk (allocated blocks), not following links. Stops counting past `cap`. */
@@ -88,4 +88,34 @@ export function watchDisk(
       return peak;
     },
   };
+}
+
+/** Bytes free to evalgate on the file system that holds `dir`; undefined when it cannot be read. */
+export async function freeBytes(dir: string): Promise<number | undefined> {
+  const s = await statfs(dir).catch(() => undefined);
+  return s ? s.bavail * s.bsize : undefined;
+}
+
+/**
+ * Whether an evalgate step that failed with `error` after the agent ran failed because the agent
+ * filled the file system its attempt folder `dir` is on: the error is ENOSPC or EDQUOT, and the
+ * agent's folder now takes at least 90 % of what was free (`freeBefore`) when it started, so the
+ * space went into what it wrote, not into another process's files (evalgate's own measure is the
+ * evidence, docs/decisions/0247). Returns the message, or undefined.
+ */
+export async function agentFilledDisk(
+  error: unknown,
+  dir: string,
+  freeBefore: number | undefined,
+): Promise<string | undefined> {
+  const code = (error as NodeJS.ErrnoException)?.code;
+  const text = error instanceof Error ? error.message : "";
+  if (freeBefore === undefined) return undefined;
+  if (code !== "ENOSPC" && code !== "EDQUOT" && !/No space left on device|Disk quota exceeded/i.test(text)) {
+    return undefined;
+  }
+  const used = await allocatedBytes([dir]);
+  if (used < freeBefore * 0.9) return undefined;
+  const mib = (n: number) => `${Math.round(n / 1048576)} MiB`;
+  return `the agent filled the disk its workspace is on (its folders take ${mib(used)}; ${mib(freeBefore)} were free when it started): its changes could not be captured`;
 }

@@ -22,6 +22,8 @@ export interface AttemptState {
   agentOutput?: string;
   /** The workspace's setup-built trees: in the result, also when the start failed, and discarded at the end. */
   trees?: AttemptTrees;
+  /** Free bytes of the attempt's filesystem before the agent ran: evidence for a disk the agent fills. */
+  freeBefore?: number;
 }
 
 export function newAttemptState(): AttemptState {

@@ -8,6 +8,7 @@
 import { copyFile, mkdir } from "node:fs/promises";
 import path from "node:path";
 import type { CaseSpec } from "../config/types.js";
+import { agentFilledDisk, freeBytes } from "../environment/disk.js";
 import type { HostLimits } from "../environment/limits.js";
 import type { Containment } from "../sandbox/bwrap.js";
 import { type ProcessRunner, runnerWith } from "../sandbox/process.js";
@@ -24,7 +25,7 @@ import type { CasePlace } from "./environment.js";
 import { scoreAttempt } from "./score.js";
 import { type AttemptTrees, discardLayers, markForGuards, materializeWorkspace } from "./share.js";
 import type { AttemptResult } from "./types.js";
-import type { RegradeVerdict } from "./verify.js";
+import { overridable } from "./verify.js";
 
 export interface AttemptInput {
   spec: CaseSpec;
@@ -89,6 +90,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     if (!prepared) return result();
     const { trees, mark } = prepared;
     s.phases.workspaceMs = Math.round(performance.now() - w0);
+    s.freeBefore = await freeBytes(input.workDir); // evidence for a disk the agent fills
     await runAgent({ input, start: b, runner, dirs, overlays: trees.overlays }, s);
 
     const d0 = performance.now();
@@ -176,19 +178,10 @@ async function guardForScoring(
     await installVerifiers(ws, guards.verifiers);
     await restoreWorkspaceGit(start, ws);
   } catch (error) {
-    facts.workspaceError = `cannot prepare the workspace for scoring: ${(error as Error).message}`;
+    facts.diskFilled = await agentFilledDisk(error, input.workDir, s.freeBefore);
+    if (!facts.diskFilled)
+      facts.workspaceError = `cannot prepare the workspace for scoring: ${(error as Error).message}`;
     return false;
   }
   return true;
-}
-
-/**
- * Whether disagreeing gradings decide the attempt's status: never over tampering or an error, and a
- * failure the calibration confirms keeps its own kind (an agent_exit stays one), with the calibration's
- * message when the kinds agree.
- */
-function overridable(r: AttemptResult, verdict: RegradeVerdict): boolean {
-  if (r.status === "passed") return true;
-  if (r.status !== "failed" || r.failureKind === "tampered") return false;
-  return verdict.failureKind === "verifier_flake" || verdict.failureKind === r.failureKind;
 }

@@ -148,6 +148,7 @@ async function calibrate(req: CalibrationRequest): Promise<Calibration> {
       dir: req.dirName,
     };
     if (note) calibration.note = `the reference could not be applied (${note}): calibrated on the start tree`;
+    if (first.errored.length > 0) calibration.errored = first.errored;
     return calibration;
   } finally {
     await discardTree(dir);

@@ -2,8 +2,10 @@
 import { chmod, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { formatSize } from "../config/size.js";
+import { agentFilledDisk } from "../environment/disk.js";
 import { type CapturedDiff, captureDiff, workspaceIsFolder } from "../workspace/attempt.js";
 import { type ChangeMark, clockSetBack } from "../workspace/change-mark.js";
+import { nestedRepositoryWarning } from "../workspace/nested-repos.js";
 import { scanWorkspace } from "../workspace/scan.js";
 import type { PreparedStart } from "../workspace/start.js";
 import type { AttemptInput } from "./attempt.js";
@@ -56,7 +58,9 @@ export async function captureChanges(step: CaptureStep, s: AttemptState): Promis
       scan,
     );
   } catch (error) {
-    s.facts.workspaceError = `cannot capture the agent's changes: ${(error as Error).message}`;
+    s.facts.diskFilled = await agentFilledDisk(error, input.workDir, s.freeBefore);
+    if (!s.facts.diskFilled)
+      s.facts.workspaceError = `cannot capture the agent's changes: ${(error as Error).message}`;
     return undefined;
   }
   await writeFile(path.join(evidenceDir, "diff.patch"), diff.patch);
@@ -73,6 +77,7 @@ function captureWarnings(diff: CapturedDiff): string[] {
       `${f} was a special file (a FIFO or socket), which git cannot record: removed before scoring`,
     );
   }
+  warnings.push(...diff.removedRepositories.map(nestedRepositoryWarning));
   if (diff.unlocked.length > 0) {
     const shown =
       diff.unlocked.slice(0, 5).join(", ") +

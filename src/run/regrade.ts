@@ -9,6 +9,8 @@ import type { AttemptResult, Calibration, VerifyRecord } from "./types.js";
 import {
   changedScorers,
   disagreesWithCase,
+  erroredByCode,
+  erroredVerdict,
   type RegradeVerdict,
   regradeVerdict,
   verifyPlan,
@@ -26,9 +28,10 @@ export async function regrade(
   calibrate: (repeats: number[], rounds: number) => Promise<Calibration>,
 ): Promise<{ verify?: VerifyRecord; verdict?: RegradeVerdict }> {
   const { spec } = input;
+  if (first.errored.length > 0) return erroredRegrade(spec, first, calibrate);
   const disagrees = disagreesWithCase(first.passed, input.peers, input.attempt);
   const plan = verifyPlan(spec.test.scorers, spec.test.verifyRepeats, disagrees);
-  const rounds = first.errored.length === 0 ? Math.max(0, ...plan.repeats) : 0;
+  const rounds = Math.max(0, ...plan.repeats);
   if (rounds === 0) return {};
   const verdicts = [first.passed];
   const changed = new Set<string>();
@@ -57,4 +60,24 @@ export async function regrade(
   }));
   if (!("error" in calibration)) verify.calibration = calibration;
   return { verify, verdict: regradeVerdict(passes, verdicts.length, [...changed], why, calibration) };
+}
+
+/**
+ * Scorers that could not run on the agent's code: an error (which on_error may retry or exclude)
+ * only when they cannot run on the reference or the start tree either; otherwise the agent's code
+ * stopped them and the attempt fails (docs/decisions/0247). One grading of the calibration, shared
+ * by the case's attempts.
+ */
+async function erroredRegrade(
+  spec: CaseSpec,
+  first: Grading,
+  calibrate: (repeats: number[], rounds: number) => Promise<Calibration>,
+): Promise<{ verify?: VerifyRecord; verdict?: RegradeVerdict }> {
+  if (!erroredByCode(first)) return {};
+  const calibration = await calibrate(
+    spec.test.scorers.map(() => 0),
+    0,
+  ).catch(() => undefined);
+  const verdict = calibration && erroredVerdict(first, calibration);
+  return verdict ? { verdict } : {};
 }

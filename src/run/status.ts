@@ -26,6 +26,8 @@ export interface StageFacts {
   tamperedSetup?: string[];
   /** Test configuration the agent changed (restored before scoring). */
   tamperedConfig?: string[];
+  /** The agent filled the disk its workspace is on, so evalgate could not capture or restore (0247). */
+  diskFilled?: string;
 }
 
 export interface StatusDecision {
@@ -83,6 +85,10 @@ export function decideStatus(f: StageFacts): StatusDecision {
  * limit, and the evidence that the agent could not do its work; undefined when the grading decides.
  */
 function decidedBeforeGrading(f: StageFacts): StatusDecision | undefined {
+  // A full disk is infrastructure trouble unless evalgate measured that the agent filled it.
+  if (f.diskFilled) {
+    return { status: "failed", failureStage: "agent", failureKind: "disk_limit", message: f.diskFilled };
+  }
   if (f.workspaceError) {
     return {
       status: "error",

@@ -139,6 +139,8 @@ export interface Calibration {
   dir: string;
   /** Why a test with a reference was calibrated on the start tree instead. */
   note?: string;
+  /** Scorers that could not run on it either (its first grading): their error is not the agent's doing. */
+  errored?: string[];
 }
 
 /** All tries of one case. */

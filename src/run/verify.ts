@@ -117,3 +117,55 @@ export function regradeVerdict(
     message: `the agent's code passed ${passes} of ${gradings(runs)}${which} (${why}) while the verifier is stable on ${where} (${calibration.passed} of ${gradings(calibration.runs)} passed, every scorer the same each time): its code is what varies, so the attempt fails`,
   };
 }
+
+/** Scorers that run the workspace's code (the agent's): their error may be that code's doing. */
+const RUNS_THE_CODE: ReadonlySet<string> = new Set(["command", "script", "tests"]);
+
+/**
+ * Whether a grading where scorers could not run (`first.errored`) is worth calibrating: every one
+ * of them runs the workspace's code, so the code under test may have broken it (exited before the
+ * report, written a bad one, killed itself, never returned, removed the runner), or its error says
+ * it may be the attempt's doing (`fromAttempt`: a judge's unreadable answer about the diff, 0249).
+ * Any other error (a judge that cannot be reached, a diff or file check) is the scorer's own.
+ */
+export function erroredByCode(first: Grading): boolean {
+  return (
+    first.errored.length > 0 &&
+    first.scorers.every(
+      (s) => s.result.state !== "error" || RUNS_THE_CODE.has(s.type) || s.result.fromAttempt === true,
+    )
+  );
+}
+
+/**
+ * The outcome of an attempt whose scorers could not run, once the same scorers graded the reference
+ * or the start tree (`calibration`): if every one of them ran there, the agent's code is what broke
+ * them and the attempt fails, counted (docs/decisions/0247); if any could not run there either (the
+ * eval file's scorer is wrong, the runner is in trouble), undefined: it stays an error.
+ */
+export function erroredVerdict(first: Grading, calibration: Calibration): RegradeVerdict | undefined {
+  if (first.errored.some((n) => calibration.errored?.includes(n))) return undefined;
+  const broken = first.scorers.find((s) => s.result.state === "error")!;
+  const reason = broken.result.state === "error" ? broken.result.reason : "";
+  const where = calibration.on === "reference" ? "the reference" : "the start tree";
+  const there = calibration.passed > 0 ? "passed" : "failed";
+  return {
+    status: "failed",
+    failureStage: "scorer",
+    failureKind: "quality",
+    message: `scorer ${broken.name} could not run on the agent's code: ${reason}; on ${where} it ran (${there}), so the agent's code is what stopped it`,
+  };
+}
+
+/**
+ * Whether regrading decides the attempt's status (run/attempt.ts): never over tampering, nor over an
+ * error other than a scorer's that the calibration blames on the agent's code (0247); a failure the
+ * calibration confirms keeps its own kind (an agent_exit stays one), with the calibration's message
+ * when the kinds agree.
+ */
+export function overridable(r: AttemptResult, verdict: RegradeVerdict): boolean {
+  if (r.status === "passed") return true;
+  if (r.status === "error" && r.failureStage === "scorer") return verdict.status === "failed";
+  if (r.status !== "failed" || r.failureKind === "tampered") return false;
+  return verdict.failureKind === "verifier_flake" || verdict.failureKind === r.failureKind;
+}

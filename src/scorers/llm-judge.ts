@@ -320,7 +320,9 @@ function verdictOf(call: JudgeCall, res: Response, text: string): ScorerResult {
     return { state: "error", reason: "the judge's answer has no message content", details: details(call) };
   }
   const verdict = parseVerdict(content);
-  if ("problem" in verdict) return { state: "error", reason: verdict.problem, details: details(call) };
+  // The endpoint answered; what it said was steered by the diff it read, or by the model alone.
+  if ("problem" in verdict)
+    return { state: "error", reason: verdict.problem, details: details(call), fromAttempt: true };
   const reason =
     verdict.reason.trim() || (verdict.pass ? "the judge passed the change" : "the judge failed the change");
   return {

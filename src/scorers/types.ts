@@ -25,7 +25,18 @@ export interface ScorerContext {
 /** A scorer either completed, with a score, or could not run: an error is never a 0 score. */
 export type ScorerResult =
   | { state: "complete"; score: number; passed: boolean; reason: string; details?: Record<string, unknown> }
-  | { state: "error"; reason: string; timedOut?: boolean; details?: Record<string, unknown> };
+  | {
+      state: "error";
+      reason: string;
+      timedOut?: boolean;
+      details?: Record<string, unknown>;
+      /**
+       * The error may be the attempt's doing although the scorer runs none of its code: the judge
+       * answered, but about the agent's diff, and its answer cannot be read (a prompt injection).
+       * Calibrated like a scorer that runs the code (run/verify.ts, docs/decisions/0249).
+       */
+      fromAttempt?: boolean;
+    };
 
 export type { ScorerProblem };
 

@@ -8,8 +8,10 @@ import path from "node:path";
 import { formatSize } from "../config/size.js";
 import { DEFAULT_LIMITS } from "../config/types.js";
 import { copyTree } from "./copy.js";
+import { applyNumstat, parseRaw } from "./diff-records.js";
 import { GitError, git, gitBytes, gitCapped, nulInput, nulParts } from "./git.js";
 import { type CaptureInfo, captureGitFolder, captureInfoOf } from "./git-guard.js";
+import { isUnbornRepository, removeNewNestedRepositories } from "./nested-repos.js";
 import { addedOrModified, type OversizeFile, stageOversize } from "./oversize.js";
 import { sameIgnoreFiles, scanWorkspace, type WorkspaceScan } from "./scan.js";
 import type { PreparedStart } from "./start.js";
@@ -47,6 +49,8 @@ export interface CapturedDiff {
   deletions: number;
   /** Special files (FIFOs, sockets) the agent left in place of tracked files, removed: git cannot record them. */
   removedSpecial: string[];
+  /** Nested repositories with no commit (their `.git`), removed: git cannot record them (nested-repos.ts). */
+  removedRepositories: string[];
   /** Files over the limit, never read: a placeholder naming the size stands for each (oversize.ts). */
   oversize: OversizeFile[];
   /** Files and folders the agent had made unreadable to their owner, made readable (scan.ts). */
@@ -86,15 +90,6 @@ function truncatePatch(head: Buffer, totalBytes: number, maxBytes: number): Buff
     ),
   ]);
 }
-
-const STATUS: Record<string, ChangeStatus> = {
-  A: "added",
-  M: "modified",
-  D: "deleted",
-  R: "renamed",
-  C: "copied",
-  T: "type_changed",
-};
 
 /**
  * Captures the workspace's changes against the start commit. The capture reads the start commit's
@@ -191,15 +186,16 @@ async function captureWith(
       before,
     );
   let removedSpecial: string[] = [];
+  const removed = { repositories: [] as string[] };
   let captured: Awaited<ReturnType<typeof diff>>;
   if (hidden.length === 0) {
     // The usual case: `git add -A` and the diff in one process started from here (0171).
     captured = await diff([ADD_ALL]).catch(async (error: unknown) => {
-      removedSpecial = await addAfterFailure(error, workTree, opts);
+      removedSpecial = await addAfterFailure(error, workTree, start.dir, opts, removed);
       return diff();
     });
   } else {
-    removedSpecial = await addAll(workTree, opts);
+    removedSpecial = await addAll(workTree, start.dir, opts, removed);
     await git(["add", "-f", "--pathspec-from-file=-", "--pathspec-file-nul"], {
       ...opts,
       input: nulInput(hidden),
@@ -220,6 +216,7 @@ async function captureWith(
     additions: files.reduce((a, f) => a + f.additions, 0),
     deletions: files.reduce((a, f) => a + f.deletions, 0),
     removedSpecial,
+    removedRepositories: removed.repositories,
     oversize,
     unlocked,
   };
@@ -307,13 +304,15 @@ const ADD_ALL = ["add", "-A", "--", "."];
  */
 async function addAll(
   workTree: string,
+  startDir: string,
   opts: { cwd: string; env: Record<string, string> },
+  removed: { repositories: string[] },
 ): Promise<string[]> {
   try {
     await git(ADD_ALL, opts);
     return [];
   } catch (error) {
-    return addAfterFailure(error, workTree, opts);
+    return addAfterFailure(error, workTree, startDir, opts, removed);
   }
 }
 
@@ -321,8 +320,17 @@ async function addAll(
 async function addAfterFailure(
   error: unknown,
   workTree: string,
+  startDir: string,
   opts: { cwd: string; env: Record<string, string> },
+  found: { repositories: string[] },
 ): Promise<string[]> {
+  if (isUnbornRepository(error)) {
+    // A `git init` without a commit (nested-repos.ts): its `.git` goes, its files are captured.
+    const repos = await removeNewNestedRepositories(workTree, startDir);
+    if (repos.length === 0) throw error;
+    found.repositories.push(...repos);
+    return addAll(workTree, startDir, opts, found);
+  }
   if (
     !(error instanceof GitError) ||
     error.args[0] !== "add" ||
@@ -338,59 +346,7 @@ async function addAfterFailure(
     await rm(path.join(workTree, rel), { force: true });
     removed.push(rel);
   }
-  await git(ADD_ALL, opts);
-  return removed;
-}
-
-/**
- * `git diff --raw -z` records, ":old new oldsha newsha STATUS\0path\0[newpath\0]", from the
- * start of `parts`; returns them and where the records after them begin.
- */
-function parseRaw(parts: string[]): { files: ChangedFile[]; end: number } {
-  const out: ChangedFile[] = [];
-  let i = 0;
-  while (i < parts.length && parts[i]!.startsWith(":")) {
-    const [oldMode, newMode, , , status] = parts[i]!.slice(1).split(" ");
-    const letter = (status ?? "M")[0]!;
-    const file: ChangedFile = {
-      path: parts[i + 1]!,
-      status: STATUS[letter] ?? "modified",
-      additions: 0,
-      deletions: 0,
-      binary: false,
-    };
-    i += 2;
-    if (letter === "R" || letter === "C") {
-      file.oldPath = file.path;
-      file.path = parts[i++]!;
-    }
-    if (oldMode !== newMode && oldMode !== "000000" && newMode !== "000000") {
-      file.modeChange = `${oldMode} → ${newMode}`;
-    }
-    out.push(file);
-  }
-  return { files: out, end: i };
-}
-
-/** `git diff --numstat -z` records: "add\tdel\tpath\0" or "add\tdel\t\0old\0new\0" for renames. */
-function applyNumstat(files: ChangedFile[], parts: string[]): void {
-  const byPath = new Map(files.map((f) => [f.path, f]));
-  for (let i = 0; i < parts.length; i++) {
-    const entry = parts[i]!;
-    if (!entry) continue;
-    // The path itself may hold tabs: only the first two split.
-    const [add, del] = entry.split("\t", 2);
-    let target = entry.slice(`${add}\t${del}\t`.length);
-    if (target === "") {
-      i += 2;
-      target = parts[i] ?? "";
-    }
-    const f = byPath.get(target);
-    if (!f) continue;
-    if (add === "-" || del === "-") f.binary = true;
-    else {
-      f.additions = Number(add);
-      f.deletions = Number(del);
-    }
-  }
+  // Each round removes something, or gives up: the add is retried only after progress.
+  if (removed.length === 0) throw error;
+  return [...removed, ...(await addAll(workTree, startDir, opts, found))];
 }

@@ -20,7 +20,7 @@ import { nulParts, under } from "./git.js";
 import type { PreparedStart } from "./start.js";
 import { runTool } from "./tool.js";
 
-/** Nested locked folders are found one level per round; past this many, the capture says so. */
+/** Nested locked folders are found one level per round; this deep, all below is opened at once. */
 const MAX_ROUNDS = 64;
 
 export interface WorkspaceScan {
@@ -120,8 +120,27 @@ export async function scanWorkspace(
       await chmod(full, s.mode | (s.isDirectory() ? 0o500 : 0o400));
       unlocked.push(rel.toString("utf8"));
     }
+    // Deeper still: what is below the last ones found is opened in one pass. Before, this was an
+    // error (a workspace_error the agent could choose with 70 nested `chmod 000` folders).
+    if (round === MAX_ROUNDS - 2) {
+      await unlockBelow(workTree);
+      unlocked.push(`and every folder below ${unlocked.at(-1)}`);
+    }
   }
   throw new Error(`folders locked more than ${MAX_ROUNDS} levels deep`);
+}
+
+/**
+ * Opens, in one pass, every locked folder below `root` (outside `.git`) and all that is below it
+ * (`chmod -R u+rX`, run by `find` so that names are passed as bytes).
+ */
+async function unlockBelow(root: string): Promise<void> {
+  const args = [".", "(", "-name", ".git", "-prune", ")", "-o", "(", "-type", "d", "!", "-perm", "-u=rx"];
+  args.push("-exec", "chmod", "-R", "u+rX", "--", "{}", "+", ")");
+  const r = await runTool("find", args, { cwd: root, env: { PATH: process.env.PATH ?? "" } });
+  // find exits 1 for the folders it could not enter before chmod opened them.
+  if (r.code !== 0 && r.code !== 1)
+    throw new Error(`cannot open the folders the agent locked: ${r.stderr.trim()}`);
 }
 
 /** Gives the owner back what the agent locked (see `scanWorkspace`); returns the paths it changed. */

@@ -4,6 +4,8 @@ import {
   AUTO_VERIFY_REPEATS,
   changedScorers,
   disagreesWithCase,
+  erroredByCode,
+  erroredVerdict,
   regradeVerdict,
   verifyPlan,
 } from "../../src/run/verify.js";
@@ -163,5 +165,72 @@ describe("which scorers changed between two gradings", () => {
     const first = g(ok(), ok(), ok(0.5), ok());
     const again = g(ok(), ok(0), ok(0.7), { state: "error", reason: "x" });
     expect(changedScorers(first, again)).toEqual(["s1", "s2", "s3"]);
+  });
+});
+
+describe("scorers that could not run on the agent's code (docs/decisions/0247)", () => {
+  const err = (reason: string): ScorerResult => ({ state: "error", reason });
+  const ok: ScorerResult = { state: "complete", score: 0, passed: false, reason: "1 failing" };
+  const grading = (...s: [string, string, ScorerResult][]) =>
+    ({
+      errored: s.filter(([, , r]) => r.state === "error").map(([n]) => n),
+      scorers: s.map(([name, type, result]) => ({ name, type, result })),
+    }) as unknown as Grading;
+  const cal = (errored?: string[], passed = 0) => ({
+    on: "start" as const,
+    runs: 1,
+    passed,
+    changed: [],
+    dir: "run-1",
+    ...(errored ? { errored } : {}),
+  });
+
+  // before: every scorer error was an error, which on_error may exclude or retry.
+  it.each<[string, Grading, boolean]>([
+    ["a tests scorer", grading(["unit", "tests", err("wrote no report")]), true],
+    ["a command scorer", grading(["run", "command", err("killed by SIGKILL")]), true],
+    [
+      "a script scorer beside a judge that ran",
+      grading(["s", "script", err("x")], ["j", "llm-judge", ok]),
+      true,
+    ],
+    [
+      "the llm-judge unreached: it runs none of the code",
+      grading(["j", "llm-judge", err("cannot reach")]),
+      false,
+    ],
+    [
+      "the llm-judge's answer to the diff cannot be read (0249)",
+      grading(["j", "llm-judge", { state: "error", reason: "not JSON", fromAttempt: true }]),
+      true,
+    ],
+    [
+      "a tests scorer and the judge both erred",
+      grading(["u", "tests", err("x")], ["j", "llm-judge", err("y")]),
+      false,
+    ],
+    ["nothing erred", grading(["unit", "tests", ok]), false],
+  ])("%s: calibrated %s", (_, g, expected) => {
+    expect(erroredByCode(g)).toBe(expected);
+  });
+
+  it.each<[string, ReturnType<typeof cal>, string | undefined]>([
+    ["ran on the start tree: the agent's failure", cal(), "failed"],
+    ["another scorer erred there: still the agent's", cal(["lint"]), "failed"],
+    ["the same scorer erred there too: an error (the eval file or the runner)", cal(["unit"]), undefined],
+  ])("%s", (_, calibration, status) => {
+    const v = erroredVerdict(
+      grading(["unit", "tests", err("wrote no report")], ["lint", "command", ok]),
+      calibration,
+    );
+    expect(v?.status).toBe(status);
+  });
+
+  it("says what stopped the scorer and where it ran", () => {
+    expect(
+      erroredVerdict(grading(["unit", "tests", err("timed out after 4 s")]), cal(undefined, 1))?.message,
+    ).toBe(
+      "scorer unit could not run on the agent's code: timed out after 4 s; on the start tree it ran (passed), so the agent's code is what stopped it",
+    );
   });
 });
