@@ -213,7 +213,8 @@ describe("lib/cli/code-cache.js (the bundle on Node 20)", () => {
       const stats = {};
       const { main } = loadWithCodeCache(${JSON.stringify(dir)}, "test-validate", stats);
       const status = await main(["validate", "examples/quickstart"]);
-      process.on("exit", () => process.stderr.write("STATS " + JSON.stringify(stats) + "\\n"));
+      const crypto = process.moduleLoadList.includes("NativeModule crypto");
+      process.on("exit", () => process.stderr.write("STATS " + JSON.stringify(stats) + "\\nCRYPTO " + crypto + "\\n"));
       process.exitCode = status;`;
     const run = () =>
       spawnSync(process.execPath, ["--input-type=module", "-e", script], { cwd: ROOT, encoding: "utf8" });
@@ -226,5 +227,12 @@ describe("lib/cli/code-cache.js (the bundle on Node 20)", () => {
     expect(Object.values(stats).every((o) => o === "hit")).toBe(true);
     // before: validate evaluated execa's chunk (git.ts and environment/engine.ts imported it).
     expect(Object.keys(stats).filter((chunk) => chunk.startsWith("execa-"))).toEqual([]);
+    // before: the tests scorer's module imported the report parsers, so every validate evaluated
+    // fast-xml-parser and its dependencies (about 140 kB), and the exam's fingerprints node:crypto.
+    const parsers = Object.keys(stats).filter((chunk) =>
+      readFileSync(path.join(dir, chunk), "utf8").includes("// node_modules/fast-xml-parser/"),
+    );
+    expect(parsers).toEqual([]);
+    expect(/^CRYPTO (\w+)$/m.exec(r.stderr)?.[1]).toBe("false");
   });
 });

@@ -16,17 +16,30 @@ import { type WireCaseSummary, type WireIndexRow, type WireSummary, wireUsageTot
 import { wireAttempt, wireGrading } from "./wire-attempt.js";
 import { wireCaseSummary, wireIndexRow } from "./wire-case.js";
 
+/**
+ * Each identity's folder name, made once: a run asks for it about three times per attempt (the
+ * evidence folder, the setup log, the case's files), each time a sha256 and two regular expressions.
+ */
+const dirNames = new Map<string, string>();
+
 /** A readable slug plus a hash of the identity: unique per identity, stable across runs. */
 export function resultDirName(id: Identity): string {
+  const key = `${id.evalPath}\n${id.testId}\n${id.target}`;
+  let name = dirNames.get(key);
+  if (name === undefined) {
+    name = dirNameOf(id, key);
+    dirNames.set(key, name);
+  }
+  return name;
+}
+
+function dirNameOf(id: Identity, key: string): string {
   const slug = (s: string) =>
     s
       .replace(/[^A-Za-z0-9._-]+/g, "-")
       .replace(/^-+|-+$/g, "")
       .slice(0, 48) || "x";
-  const hash = createHash("sha256")
-    .update(`${id.evalPath}\n${id.testId}\n${id.target}`)
-    .digest("hex")
-    .slice(0, 8);
+  const hash = createHash("sha256").update(key).digest("hex").slice(0, 8);
   return `${slug(id.testId)}--${slug(id.target)}-${hash}`;
 }
 

@@ -130,7 +130,13 @@ export async function forwardFor(
   ];
   if (policy === true) {
     const addressing = await defaultAddressing(setup.engine);
-    return addressing ? forwardLoopback(texts, addressing) : undefined;
+    if (addressing) return forwardLoopback(texts, addressing);
+    // Not silently: the agent would be left with a loopback URL that is its own container's.
+    const urls = loopbackUrls(texts).map((f) => f.authority);
+    if (urls.length === 0) return undefined;
+    throw new Error(
+      `cannot forward ${urls.join(", ")} into the container: ${setup.engine.kind}'s default network names no IPv4 gateway`,
+    );
   }
   const network = setup.allowNetwork;
   return network

@@ -111,20 +111,34 @@ async function pull(engine: Engine, ref: string, log?: string): Promise<string |
   return r.exitCode === 0 ? undefined : `cannot pull ${ref}: ${firstLine(r)}`;
 }
 
+const BUILDX_MISSING = /buildx component is missing|buildx.*(not installed|missing)/i;
+
 async function build(
   engine: Engine,
   spec: Extract<EnvironmentSpec, { kind: "build" }>,
   tag: string,
   log?: string,
 ): Promise<string | undefined> {
-  const r = await engineExec(engine, ["build", "-f", spec.dockerfile, "-t", tag, spec.context], {
-    timeoutMs: 60 * 60_000,
-    env: engine.kind === "docker" ? { DOCKER_BUILDKIT: engine.env.DOCKER_BUILDKIT ?? "1" } : {},
-  });
-  if (log)
-    await appendFile(log, `$ ${engine.kind} build ${spec.dockerfile}\n${r.stdout}${r.stderr}\n`).catch(
-      () => {},
-    );
+  const run = async (buildkit?: string) => {
+    // The daemon's own builder leaves the container of a failed step behind unless told not to.
+    const legacy = buildkit === "0" ? ["--force-rm"] : [];
+    const r = await engineExec(engine, ["build", ...legacy, "-f", spec.dockerfile, "-t", tag, spec.context], {
+      timeoutMs: 60 * 60_000,
+      env: buildkit === undefined ? {} : { DOCKER_BUILDKIT: buildkit },
+    });
+    if (log)
+      await appendFile(
+        log,
+        `$ ${buildkit === undefined ? "" : `DOCKER_BUILDKIT=${buildkit} `}${engine.kind} build ${spec.dockerfile}\n${r.stdout}${r.stderr}\n`,
+      ).catch(() => {});
+    return r;
+  };
+  const docker = engine.kind === "docker";
+  let r = await run(docker ? (engine.env.DOCKER_BUILDKIT ?? "1") : undefined);
+  // A Docker 23+ client builds with BuildKit through its buildx plugin, which not every install
+  // has (Debian packages it apart): the daemon's own builder builds the same Dockerfile.
+  if (docker && engine.env.DOCKER_BUILDKIT === undefined && r.exitCode !== 0 && BUILDX_MISSING.test(r.stderr))
+    r = await run("0");
   if (r.exitCode === 0) return undefined;
   const lines = (r.stderr.trim() || r.stdout.trim()).split("\n");
   return `cannot build ${spec.dockerfile}: ${lines.slice(-3).join(" | ") || firstLine(r)}`;

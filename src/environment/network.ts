@@ -13,6 +13,7 @@
  * interface lets through only the live proxies' own ports and DNS (docs/decisions/0211).
  */
 import net from "node:net";
+import os from "node:os";
 import { execa } from "execa";
 import { findProgram } from "../sandbox/commands.js";
 import { ownedName } from "./cleanup.js";
@@ -47,10 +48,39 @@ export function inSubnet(address: string, subnet: string): boolean {
 
 export type Addressing = { gateway: string; subnet: string; iface?: string };
 
-function gatewayOf(engine: Engine, text: string): Addressing | undefined {
+/** The first host address of an IPv4 subnet (`172.17.0.0/16` → `172.17.0.1`). */
+function firstHost(subnet: string): string | undefined {
+  const [base, bits] = subnet.split("/");
+  if (!base || !net.isIPv4(base) || Number(bits) > 30) return undefined;
+  const n = (base.split(".").reduce((a, part) => (a << 8) + Number(part), 0) >>> 0) + 1;
+  return [24, 16, 8, 0].map((shift) => (n >>> shift) & 255).join(".");
+}
+
+/**
+ * Docker's default `bridge` network names no gateway in its IPAM config (only the subnet): the
+ * gateway is the bridge interface's own address on this host (`--bip` may make it any address of
+ * the subnet), else the subnet's first address, which is Docker's default.
+ */
+function bridgeAddress(
+  iface: string | undefined,
+  subnet: string,
+  interfaces: NodeJS.Dict<os.NetworkInterfaceInfo[]>,
+): string | undefined {
+  const own = (iface ? (interfaces[iface] ?? []) : []).find(
+    (a) => a.family === "IPv4" && inSubnet(a.address, subnet),
+  );
+  return own?.address ?? firstHost(subnet);
+}
+
+/** The gateway, subnet and host interface of a network, from the engine's `network inspect`. */
+export function addressingOf(
+  kind: Engine["kind"],
+  text: string,
+  interfaces: NodeJS.Dict<os.NetworkInterfaceInfo[]> = os.networkInterfaces(),
+): Addressing | undefined {
   try {
     const [info] = JSON.parse(text) as Record<string, unknown>[];
-    if (engine.kind === "podman") {
+    if (kind === "podman") {
       const subnets = (info?.subnets ?? []) as { subnet?: string; gateway?: string }[];
       const v4 = subnets.find((s) => s.gateway && net.isIPv4(s.gateway));
       const iface = typeof info?.network_interface === "string" ? info.network_interface : undefined;
@@ -59,13 +89,17 @@ function gatewayOf(engine: Engine, text: string): Addressing | undefined {
         : undefined;
     }
     const ipam = (info?.IPAM ?? {}) as { Config?: { Subnet?: string; Gateway?: string }[] };
-    const v4 = (ipam.Config ?? []).find((c) => c.Gateway && net.isIPv4(c.Gateway));
     const options = (info?.Options ?? {}) as Record<string, string>;
     const id = typeof info?.Id === "string" ? info.Id : "";
     const iface = options["com.docker.network.bridge.name"] ?? (id ? `br-${id.slice(0, 12)}` : undefined);
-    return v4?.Gateway && v4.Subnet
-      ? { gateway: v4.Gateway, subnet: v4.Subnet, ...(iface ? { iface } : {}) }
-      : undefined;
+    const v4 = (ipam.Config ?? []).find((c) => c.Subnet && net.isIPv4(c.Subnet.split("/")[0] ?? ""));
+    const gateway =
+      v4?.Gateway && net.isIPv4(v4.Gateway)
+        ? v4.Gateway
+        : v4?.Subnet && info?.Driver === "bridge"
+          ? bridgeAddress(iface, v4.Subnet, interfaces)
+          : undefined;
+    return gateway && v4?.Subnet ? { gateway, subnet: v4.Subnet, ...(iface ? { iface } : {}) } : undefined;
   } catch {
     return undefined;
   }
@@ -131,7 +165,7 @@ export async function createAllowNetwork(engine: Engine): Promise<AllowNetwork |
   if (made.exitCode !== 0)
     return `cannot make an internal network for network allow-lists: ${firstLine(made)}`;
   const r = await engineExec(engine, ["network", "inspect", name], { timeoutMs: 60_000 });
-  const g = r.exitCode === 0 ? gatewayOf(engine, r.stdout) : undefined;
+  const g = r.exitCode === 0 ? addressingOf(engine.kind, r.stdout) : undefined;
   if (!g) {
     await engineExec(engine, ["network", "rm", "-f", name], { timeoutMs: 60_000 });
     return `the internal network ${name} has no IPv4 gateway address for the allow-list proxy`;
@@ -200,7 +234,7 @@ export function defaultAddressing(engine: Engine): Promise<Addressing | undefine
   if (!p) {
     const name = engine.kind === "podman" ? "podman" : "bridge";
     p = engineExec(engine, ["network", "inspect", name], { timeoutMs: 60_000 }).then((r) =>
-      r.exitCode === 0 ? gatewayOf(engine, r.stdout) : undefined,
+      r.exitCode === 0 ? addressingOf(engine.kind, r.stdout) : undefined,
     );
     defaults.set(key, p);
   }

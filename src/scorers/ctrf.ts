@@ -3,7 +3,7 @@
  * per-test results as a JUnit report, so the `tests` scorer grades both alike. Pure: text in,
  * results out. As with JUnit, only the tests themselves are trusted, never `summary`.
  */
-import type { TestCaseResult, TestOutcome } from "./junit.js";
+import type { TestCaseResult, TestOutcome } from "./test-case.js";
 
 /** A report that cannot be read: not JSON, or not CTRF. */
 export class CtrfError extends Error {

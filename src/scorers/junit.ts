@@ -11,30 +11,16 @@
  */
 import { XMLParser, XMLValidator } from "fast-xml-parser";
 
-export type TestOutcome = "passed" | "failed" | "errored" | "skipped";
+import type { TestCaseResult, TestOutcome } from "./test-case.js";
 
-export interface TestCaseResult {
-  /** The innermost `<testsuite>` around the testcase, when it has a name. */
-  suite: string | null;
-  classname: string | null;
-  name: string | null;
-  file: string | null;
-  outcome: TestOutcome;
-  /** What the failure, error or skip says (its `message`, else the first line of its text). */
-  message: string | null;
-  /** Seconds, when the report gives a number. */
-  time: number | null;
-  /** Surefire reran it and it passed on a retry (`flakyFailure` / `flakyError`). */
-  flaky: boolean;
-}
-
-export interface OutcomeCounts {
-  tests: number;
-  passed: number;
-  failed: number;
-  errored: number;
-  skipped: number;
-}
+// Also here for the modules that read a report's results with the parser.
+export {
+  countOutcomes,
+  displayName,
+  type OutcomeCounts,
+  type TestCaseResult,
+  type TestOutcome,
+} from "./test-case.js";
 
 /** A report that cannot be read: not XML, or not JUnit. */
 export class JUnitError extends Error {
@@ -172,17 +158,4 @@ export function parseJUnit(xml: string): TestCaseResult[] {
   const out: TestCaseResult[] = [];
   walk([root], null, out);
   return out;
-}
-
-export function countOutcomes(cases: readonly TestCaseResult[]): OutcomeCounts {
-  const c: OutcomeCounts = { tests: cases.length, passed: 0, failed: 0, errored: 0, skipped: 0 };
-  for (const t of cases) c[t.outcome]++;
-  return c;
-}
-
-/** How a testcase is shown: `classname > name`, or whichever of the two it has. */
-export function displayName(t: Pick<TestCaseResult, "classname" | "name" | "suite">): string {
-  const name = t.name ?? "(unnamed)";
-  const owner = t.classname ?? t.suite;
-  return owner && owner !== name ? `${owner} > ${name}` : name;
 }

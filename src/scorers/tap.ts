@@ -10,7 +10,7 @@
  * heads a group of assertions.
  */
 import { parse as parseYaml } from "yaml";
-import type { TestCaseResult, TestOutcome } from "./junit.js";
+import type { TestCaseResult, TestOutcome } from "./test-case.js";
 
 export class TapError extends Error {
   override name = "TapError";

@@ -9,15 +9,14 @@ import picomatch from "picomatch";
 import type { ScorerInput } from "../config/schema/scorers.js";
 import { REPORT_PLACEHOLDERS, toCommand, usesPlaceholder } from "../sandbox/commands.js";
 import type { ProcessOutcome } from "../sandbox/process.js";
+import { lastLines, notRun, runScorerCommand } from "./process.js";
 import {
   countOutcomes,
   displayName,
   type OutcomeCounts,
   type TestCaseResult,
   type TestOutcome,
-} from "./junit.js";
-import { lastLines, notRun, runScorerCommand } from "./process.js";
-import { freshPlace, readReports, workspacePlace } from "./tests-report.js";
+} from "./test-case.js";
 import type { Scorer, ScorerContext, ScorerProblem, ScorerResult } from "./types.js";
 
 type TestsOptions = Extract<ScorerInput, { type: "tests" }>;
@@ -223,6 +222,10 @@ export const testsScorer: Scorer = {
 
   async run(ctx: ScorerContext): Promise<ScorerResult> {
     const o = ctx.spec.options as TestsOptions;
+    // Loaded on the first grading: the report parsers (fast-xml-parser and its dependencies, about
+    // 140 kB of the bundle) are not evaluated by `validate` and the other commands that run no
+    // scorer (docs/decisions/0237).
+    const { freshPlace, readReports, workspacePlace } = await import("./tests-report.js");
     const place = o.report === undefined ? await freshPlace(ctx, o) : await workspacePlace(ctx, o, o.report);
     try {
       const outcome = await runScorerCommand(ctx, o, false, place.extra);

@@ -295,6 +295,24 @@ describe.skipIf(!engine)("containerRunner (real engine)", () => {
       });
     });
 
+    it("forwards a URL on the runner's loopback to a container on the engine's default network", async () => {
+      // before (Docker): the default bridge's inspect names no gateway, so nothing was forwarded and
+      // the agent's 127.0.0.1 URL was its own container's ("Connection refused").
+      const loopback = http.createServer((_, res) => res.end("loopback reached\n"));
+      await new Promise<void>((r) => loopback.listen(0, "127.0.0.1", r));
+      const api = `http://127.0.0.1:${(loopback.address() as net.AddressInfo).port}/v1`;
+      try {
+        const base = spec('wget -q -O - "$API_URL"');
+        const r = await setup({ network: true, forwardLoopback: true }).run({
+          ...base,
+          env: { ...base.env, API_URL: api },
+        });
+        expect([r.exitCode, r.stdout.trim()]).toEqual([0, "loopback reached"]);
+      } finally {
+        loopback.close();
+      }
+    });
+
     it("network: false reaches nothing, where network: true reaches the runner's server", async () => {
       expect(hostAddress).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
       const probe = `nc -w 3 ${hostAddress} ${port} </dev/null && echo open || echo closed`;

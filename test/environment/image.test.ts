@@ -3,6 +3,7 @@
  * across runs), an image pulled from a registry on loopback, by tag and by digest, with the digest
  * recorded.
  */
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { containerRunner } from "../../src/environment/container.js";
 import { engineExec } from "../../src/environment/engine.js";
@@ -83,9 +84,13 @@ describe.skipIf(!engine)("prepareImage (real engine)", () => {
   it("says why a build failed", async () => {
     const ctx = tempDir("evalgate-ctx-");
     const { writeFileSync } = await import("node:fs");
-    writeFileSync(`${ctx}/Dockerfile`, "FROM scratch\nRUN /no/such/program\n");
+    const missing = `/no/such/program-${path.basename(ctx)}`;
+    writeFileSync(`${ctx}/Dockerfile`, `FROM scratch\nRUN ${missing}\n`);
     const r = await prepareImage(engine!, { kind: "build", dockerfile: `${ctx}/Dockerfile`, context: ctx });
     expect("error" in r && r.error).toMatch(/^cannot build .*Dockerfile: /);
+    // before (Docker without buildx, the daemon's builder): the failed step's container stayed.
+    const left = await engineExec(engine!, ["ps", "-a", "--no-trunc", "--format", "{{.Command}}"]);
+    expect(left.stdout).not.toContain(missing);
   });
 
   describe.skipIf(!registryProgram())("pulls from a registry (docker-registry on loopback)", () => {

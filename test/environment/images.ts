@@ -1,7 +1,9 @@
 /**
  * Container images for the environment tests, made offline: a busybox root filesystem imported
- * (`podman import`), and images built from it by Containerfiles. The engine keeps them across test
- * runs under a tag that is a hash of what they are made of.
+ * (`podman import` or `docker import`), and images built from it by Containerfiles. The engine keeps
+ * them across test runs under a tag that is a hash of what they are made of. The engine is the one
+ * evalgate would take (`EVALGATE_CONTAINER`, `DOCKER_HOST`): scripts/docker-lane.sh runs test files
+ * with Docker.
  *
  * Tests that need an engine skip with a message where none can run containers, unless
  * EVALGATE_REQUIRE_CONTAINERS=1 (set by .ci/run): then the missing engine fails the run instead.
@@ -80,10 +82,11 @@ export function toolContext(base: string, dir = tempDir("evalgate-ctx-")): strin
 /**
  * The busybox image re-imported under another architecture than the runner's (arm64 on an amd64
  * runner, else amd64): its programs still run here, but the image says it is for another machine.
- * Podman only (`import --arch`); undefined elsewhere.
+ * Podman: `import --arch`. Docker's `import --platform` keeps the runner's architecture (20.10), so
+ * there the exported root filesystem is built `FROM scratch` with `--platform` (legacy builder: no
+ * buildx needed, nothing runs).
  */
 export async function foreignArchImage(engine: Engine): Promise<{ ref: string; arch: string } | undefined> {
-  if (engine.kind !== "podman") return undefined;
   const arch = process.arch === "arm64" ? "amd64" : "arm64";
   const base = await busyboxImage(engine);
   const ref = `${base.replace("/busybox:", "/busybox-foreign:")}-${arch}`;
@@ -94,6 +97,19 @@ export async function foreignArchImage(engine: Engine): Promise<{ ref: string; a
   const exported = await engineExec(engine, ["export", "-o", tar, name]);
   await engineExec(engine, ["rm", "-f", name]);
   if (exported.exitCode !== 0) throw new Error(`cannot export the busybox image: ${firstLine(exported)}`);
+  if (engine.kind === "docker") {
+    writeFileSync(
+      path.join(path.dirname(tar), "Dockerfile"),
+      "FROM scratch\nADD rootfs.tar /\nENV PATH=/usr/local/bin:/bin\n",
+    );
+    const built = await engineExec(
+      engine,
+      ["build", "-q", "--platform", `linux/${arch}`, "-t", ref, path.dirname(tar)],
+      { env: { DOCKER_BUILDKIT: "0" } },
+    );
+    if (built.exitCode !== 0) throw new Error(`cannot build the foreign image: ${firstLine(built)}`);
+    return { ref, arch };
+  }
   const r = await engineExec(engine, [
     "import",
     "--arch",

@@ -5,7 +5,6 @@
  * limits. Two sides' parts are compared to say what a pull request changes in a case's exam; paths
  * are compared relative to each side's repository root, so the same content in two places is equal.
  */
-import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { lstat, readdir, readlink } from "node:fs/promises";
 import path from "node:path";
@@ -26,7 +25,16 @@ export function stableJson(value: unknown): string {
   );
 }
 
-const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
+/**
+ * node:crypto, loaded on the first digest: only a comparison of exams (`--exam-from`, a pull
+ * request) makes one, and every `validate` and `run` loads this module (docs/decisions/0237).
+ */
+let crypto: Promise<typeof import("node:crypto")> | undefined;
+async function sha256Hash() {
+  crypto ??= import("node:crypto");
+  return (await crypto).createHash("sha256");
+}
+const sha256 = async (text: string) => (await sha256Hash()).update(text).digest("hex");
 
 /** `{EVAL_DIR}/path` in a command: files of the exam that a setup or scorer command runs or reads. */
 export function evalDirFiles(command: Command): string[] {
@@ -83,7 +91,7 @@ export class SideContent {
     if (!s.isDirectory()) return "other";
     const lines: string[] = [];
     await this.walk(abs, "", lines);
-    return `folder ${sha256(lines.sort().join("\n"))}`;
+    return `folder ${await sha256(lines.sort().join("\n"))}`;
   }
 
   private async walk(dir: string, rel: string, out: string[]): Promise<void> {
@@ -100,7 +108,7 @@ export class SideContent {
 }
 
 async function fileHash(abs: string): Promise<string> {
-  const hash = createHash("sha256");
+  const hash = await sha256Hash();
   for await (const chunk of createReadStream(abs)) hash.update(chunk as Buffer);
   return hash.digest("hex");
 }
@@ -165,7 +173,7 @@ export async function examParts(
   const t = spec.test;
   const ws = t.workspace;
   const parts = new Map<string, string>();
-  parts.set("instruction", sha256(t.instruction));
+  parts.set("instruction", await sha256(t.instruction));
   parts.set("min_score", String(t.threshold));
   parts.set("tags", stableJson(t.tags));
   parts.set(
