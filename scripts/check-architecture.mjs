@@ -4,12 +4,14 @@
  * import cycle between the top-level parts of src/, the pure stages (gate/, report/) free of the
  * file system, child processes and GitHub, and the edges' spellings (CLI flags, action inputs)
  * known only to cli/ and github/. Prints each breach; exits 1 when there is one.
- * test/architecture.test.ts runs it.
+ * `functionsOver` finds the functions over 100 lines. test/architecture.test.ts runs it.
  */
 import { readdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
 
 export const MAX_LINES = 400;
+export const MAX_FUNCTION_LINES = 100;
 const PURE = ["gate", "report"];
 const IMPURE = /^(node:)?(fs|fs\/promises|child_process)$|^@actions\/|^@octokit\//;
 const EDGES = ["cli", "github", "index"];
@@ -63,6 +65,7 @@ export function checkArchitecture(root) {
     if (!EDGES.includes(part) && /\b(CLI_NAMING|ACTION_NAMING)\b/.test(text))
       breaches.push(`${rel}: names an edge's spelling of its options; pass an OptionNaming in instead`);
   }
+  // breaches.push(...functionsOver(root)) goes here once src/run, src/config, src/providers, src/scorers and src/environment are split.
   for (const { members, route } of cyclesOf(graph)) {
     const inside = [...members].flatMap((from) =>
       [...graph.get(from)].filter(([to]) => members.has(to)).map(([to, file]) => `${from} → ${to} (${file})`),
@@ -72,6 +75,59 @@ export function checkArchitecture(root) {
     );
   }
   return breaches;
+}
+
+/**
+ * Every function in a .ts file under src/ (declaration, method, accessor, constructor, function expression,
+ * arrow) longer than `max` lines, first line (its modifiers, not its doc comment) to last. A nested
+ * function counts inside its parent too: the parent scrolls as much.
+ */
+export function functionsOver(root, max = MAX_FUNCTION_LINES) {
+  // Loaded on demand: the compiler takes a while to load, and the other checks do without it.
+  const ts = createRequire(import.meta.url)("typescript");
+  const src = path.join(root, "src");
+  const files = readdirSync(src, { recursive: true })
+    .filter((f) => f.endsWith(".ts"))
+    .sort()
+    .map((f) => path.join(src, f));
+  const breaches = [];
+  for (const file of files) {
+    const sf = ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true);
+    const visit = (node) => {
+      if (ts.isFunctionLike(node) && node.body) {
+        const first = sf.getLineAndCharacterOfPosition(node.getStart(sf)).line;
+        const lines = sf.getLineAndCharacterOfPosition(node.end).line - first + 1;
+        if (lines > max)
+          breaches.push(
+            `${path.relative(root, file)}:${first + 1} ${functionName(ts, node, sf)}: ${lines} lines (at most ${max}); give each step its name`,
+          );
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(sf);
+  }
+  return breaches;
+}
+
+/** A function's name, or the name of what holds it: a variable, a property, or the function it is in. */
+function functionName(ts, node, sf) {
+  const text = (n) => n.getText(sf);
+  const parent = node.parent;
+  // A class member by its class: `Box.open`.
+  const member = (n, name) =>
+    ts.isClassLike(n.parent) && n.parent.name ? `${text(n.parent.name)}.${name}` : name;
+  if (ts.isConstructorDeclaration(node)) return member(node, "constructor");
+  if (node.name) return member(node, text(node.name));
+  if (ts.isPropertyDeclaration(parent)) return member(parent, text(parent.name));
+  if (ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent) || ts.isParameter(parent))
+    return text(parent.name);
+  if (ts.isBinaryExpression(parent) && parent.operatorToken.kind === ts.SyntaxKind.EqualsToken)
+    return text(parent.left);
+  if (ts.isExportAssignment(parent)) return "default";
+  const kind = ts.isArrowFunction(node) ? "arrow" : "function";
+  for (let up = parent; up; up = up.parent)
+    if (ts.isFunctionLike(up) && up.body) return `<${kind} in ${functionName(ts, up, sf)}>`;
+  return `<${kind} at the top level>`;
 }
 
 /** Each strongly connected part of the folder graph (Tarjan), with one cycle through it as a path. */

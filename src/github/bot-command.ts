@@ -11,7 +11,7 @@ import { commandReply, requestedBy } from "../report/bot.js";
 import { git, repositoryRoot } from "../workspace/git.js";
 import { startCheckRun } from "./check.js";
 import { bestEffort, explainApiError, type GitHubClient } from "./client.js";
-import { parseCommand, type RunCommand } from "./commands.js";
+import { type Command, parseCommand, type RunCommand } from "./commands.js";
 import { type EventContext, runUrl } from "./context.js";
 import { FORK_RECIPE } from "./destination.js";
 import type { ActionInputs } from "./inputs.js";
@@ -69,18 +69,14 @@ async function checkoutHead(root: string, sha: string, pr: number, logger: Logge
   );
 }
 
-/** The command of an issue_comment event, or why the step runs nothing. */
-export async function commandRequest(
-  inputs: ActionInputs,
-  ctx: EventContext,
-  deps: { client: GitHubClient | undefined; logger: Logger; payload: Json },
-): Promise<CommandRequest | { skipped: string }> {
-  const { client, logger, payload } = deps;
+/** The comment's command and who wrote it, or why the comment is not one. */
+function commentCommand(
+  payload: Json,
+): { login: string; number: number; commentId: number; parsed: Command } | { skipped: string } {
   const issue = obj(payload.issue);
   const comment = obj(payload.comment);
   const user = obj(comment.user);
   const login = str(user.login) ?? "someone";
-  const number = Number(issue.number);
   if (!issue.pull_request) return { skipped: "the comment is on an issue, not a pull request" };
   if (payload.action !== "created")
     return { skipped: `a comment that was ${String(payload.action)} is not a command` };
@@ -88,41 +84,65 @@ export async function commandRequest(
     return { skipped: `comments by bots (${login}) are not obeyed` };
   const parsed = parseCommand(String(comment.body ?? ""));
   if (!parsed) return { skipped: "the comment has no /evalgate command" };
-  if (!client) throw new UsageError("a /evalgate command needs the github-token input");
-  const ref = { owner: ctx.owner, repo: ctx.repo };
-  const commentId = Number(comment.id);
-  const reply = (body: string) =>
-    bestEffort(logger, "replying to the command", "pull-requests: write", () =>
-      client.rest.issues.createComment({ ...ref, issue_number: number, body }),
-    );
-  const react = (content: "eyes" | "rocket" | "confused") =>
-    bestEffort(logger, `reacting ${content} to the command`, "pull-requests: write", () =>
-      client.rest.reactions.createForIssueComment({ ...ref, comment_id: commentId, content }),
-    );
+  return { login, number: Number(issue.number), commentId: Number(comment.id), parsed };
+}
+
+/** The answers on the command's comment: a reply and reactions, best effort (a warning each). */
+interface Answer {
+  reply(body: string): Promise<unknown>;
+  react(content: "eyes" | "rocket" | "confused"): Promise<unknown>;
+}
+
+type RepoRef = { owner: string; repo: string };
+
+function answerOn(
+  client: GitHubClient,
+  logger: Logger,
+  ref: RepoRef,
+  number: number,
+  commentId: number,
+): Answer {
+  return {
+    reply: (body) =>
+      bestEffort(logger, "replying to the command", "pull-requests: write", () =>
+        client.rest.issues.createComment({ ...ref, issue_number: number, body }),
+      ),
+    react: (content) =>
+      bestEffort(logger, `reacting ${content} to the command`, "pull-requests: write", () =>
+        client.rest.reactions.createForIssueComment({ ...ref, comment_id: commentId, content }),
+      ),
+  };
+}
+
+/** Why `login` may not command (less than write access), answered on the comment; else undefined. */
+async function refusal(
+  client: GitHubClient,
+  logger: Logger,
+  ref: RepoRef,
+  login: string,
+  answer: Answer,
+): Promise<{ skipped: string } | undefined> {
   // author_association says OWNER/MEMBER for people who may only read: ask for the permission itself.
   const perm = await bestEffort(logger, `looking up ${login}'s permission`, "metadata: read", () =>
     client.rest.repos.getCollaboratorPermissionLevel({ ...ref, username: login }),
   );
   const level = perm?.data.role_name ?? perm?.data.permission ?? "none";
-  if (!WRITERS.has(level) && !WRITERS.has(perm?.data.permission ?? "none")) {
-    await reply(commandReply.notWriter(login, level));
-    return { skipped: `${login} has ${level} access; commands need write` };
-  }
-  if (parsed.kind === "help") {
-    await reply(commandReply.help());
-    return { skipped: "/evalgate help" };
-  }
-  if (parsed.kind === "invalid") {
-    await react("confused");
-    await reply(commandReply.invalid(login, parsed.text, parsed.error));
-    return { skipped: `invalid command: ${parsed.error}` };
-  }
-  await react("eyes");
+  if (WRITERS.has(level) || WRITERS.has(perm?.data.permission ?? "none")) return undefined;
+  await answer.reply(commandReply.notWriter(login, level));
+  return { skipped: `${login} has ${level} access; commands need write` };
+}
+
+async function pullRequestFacts(
+  client: GitHubClient,
+  ref: RepoRef,
+  number: number,
+  ctx: EventContext,
+): Promise<PrFacts> {
   const got = await client.rest.pulls.get({ ...ref, pull_number: number }).catch((error: unknown) => {
     throw new UsageError(explainApiError(error, `looking up PR #${number}`, "pull-requests: read"));
   });
   const p = got.data;
-  const pr: PrFacts = {
+  return {
     number,
     headSha: p.head.sha,
     baseSha: p.base.sha ?? null,
@@ -130,26 +150,39 @@ export async function commandRequest(
     headRepo: p.head.repo?.full_name ?? null,
     baseRepo: p.base.repo?.full_name ?? `${ctx.owner}/${ctx.repo}`,
   };
-  if (pr.headRepo !== pr.baseRepo) {
-    await react("confused");
-    await reply(commandReply.fork(login, pr.headRepo, FORK_RECIPE));
-    return { skipped: "commands do not run the code of pull requests from forks" };
-  }
-  await checkoutHead(await repositoryRoot(inputs.cwd), pr.headSha, number, logger);
+}
+
+/** The command's filters, as run options. */
+function runFilters(parsed: RunCommand): Partial<RunOptions> {
   const run: Partial<RunOptions> = {};
   if (parsed.repeat !== undefined) run.repeat = parsed.repeat;
   if (parsed.tests.length) run.tests = parsed.tests;
   if (parsed.targets.length) run.targets = parsed.targets;
   if (parsed.tags.length) run.tags = parsed.tags;
-  const headSha = pr.headSha;
-  // Pending on the head while it runs, where a required check looks: the commit status, or the
-  // check run (check-name) opened in progress and concluded by the outcome.
-  const url = runUrl(ctx);
-  const context = `evalgate${inputs.commentKey === "default" ? "" : ` (${inputs.commentKey})`}`;
-  let pendingCheck: number | undefined;
-  const name = inputs.checkName;
+  return run;
+}
+
+/** Where the head's mark lands (a commit status, or the check run of check-name) and what it says. */
+interface HeadMark {
+  client: GitHubClient;
+  logger: Logger;
+  inputs: ActionInputs;
+  ref: RepoRef;
+  headSha: string;
+  login: string;
+  /** The commit status's context. */
+  context: string;
+}
+
+/**
+ * Pending on the head while it runs, where a required check looks: the commit status, or the
+ * check run (check-name) opened in progress and concluded by the outcome; the check run's id.
+ */
+async function markPending(mark: HeadMark, url: string | undefined): Promise<number | undefined> {
+  const { client, logger, ref, headSha, login } = mark;
+  const name = mark.inputs.checkName;
   if (name) {
-    pendingCheck = await bestEffort(logger, `opening the check run "${name}"`, "checks: write", () =>
+    return bestEffort(logger, `opening the check run "${name}"`, "checks: write", () =>
       startCheckRun(client, {
         ...ref,
         name,
@@ -158,28 +191,33 @@ export async function commandRequest(
         ...(url ? { detailsUrl: url } : {}),
       }),
     );
-  } else {
-    await bestEffort(logger, "setting the commit status", "statuses: write", () =>
-      client.rest.repos.createCommitStatus({
-        ...ref,
-        sha: headSha,
-        state: "pending",
-        context,
-        description: `running (requested by ${login})`.slice(0, 140),
-        ...(url ? { target_url: url } : {}),
-      }),
-    );
   }
-  const finish = async (outcome: Outcome, url?: string) => {
-    await react(outcome === "pass" ? "rocket" : "confused");
+  await bestEffort(logger, "setting the commit status", "statuses: write", () =>
+    client.rest.repos.createCommitStatus({
+      ...ref,
+      sha: headSha,
+      state: "pending",
+      context: mark.context,
+      description: `running (requested by ${login})`.slice(0, 140),
+      ...(url ? { target_url: url } : {}),
+    }),
+  );
+  return undefined;
+}
+
+/** After the run: a reaction, and the outcome as the head's commit status (unless a check run has it). */
+function finisher(mark: HeadMark, answer: Answer): CommandRequest["finish"] {
+  const { client, logger, ref, headSha, login } = mark;
+  return async (outcome, url) => {
+    await answer.react(outcome === "pass" ? "rocket" : "confused");
     // A status on the head commit, where a required check looks (a check run when check-name is set).
-    if (!inputs.checkName) {
+    if (!mark.inputs.checkName) {
       await bestEffort(logger, "setting the commit status", "statuses: write", () =>
         client.rest.repos.createCommitStatus({
           ...ref,
           sha: headSha,
           state: outcome === "pass" ? "success" : outcome === "fail" ? "failure" : "error",
-          context,
+          context: mark.context,
           description:
             `${outcome === "pass" ? "gate passed" : outcome === "fail" ? "gate failed" : "error"} (requested by ${login})`.slice(
               0,
@@ -190,26 +228,68 @@ export async function commandRequest(
       );
     }
   };
+}
+
+/** The event's context moved to the pull request's head. */
+function headContext(ctx: EventContext, pr: PrFacts): EventContext {
   return {
-    ctx: {
-      ...ctx,
-      sha: pr.headSha,
-      baseBranch: pr.baseRef,
-      pullRequest: {
-        number,
-        baseRef: pr.baseRef,
-        headSha: pr.headSha,
-        baseSha: pr.baseSha,
-        headRepo: pr.headRepo,
-        baseRepo: pr.baseRepo,
-        fork: false,
-      },
+    ...ctx,
+    sha: pr.headSha,
+    baseBranch: pr.baseRef,
+    pullRequest: {
+      number: pr.number,
+      baseRef: pr.baseRef,
+      headSha: pr.headSha,
+      baseSha: pr.baseSha,
+      headRepo: pr.headRepo,
+      baseRepo: pr.baseRepo,
+      fork: false,
     },
+  };
+}
+
+/** The command of an issue_comment event, or why the step runs nothing. */
+export async function commandRequest(
+  inputs: ActionInputs,
+  ctx: EventContext,
+  deps: { client: GitHubClient | undefined; logger: Logger; payload: Json },
+): Promise<CommandRequest | { skipped: string }> {
+  const { client, logger, payload } = deps;
+  const asked = commentCommand(payload);
+  if ("skipped" in asked) return asked;
+  const { login, number, parsed } = asked;
+  if (!client) throw new UsageError("a /evalgate command needs the github-token input");
+  const ref = { owner: ctx.owner, repo: ctx.repo };
+  const answer = answerOn(client, logger, ref, number, asked.commentId);
+  const refused = await refusal(client, logger, ref, login, answer);
+  if (refused) return refused;
+  if (parsed.kind === "help") {
+    await answer.reply(commandReply.help());
+    return { skipped: "/evalgate help" };
+  }
+  if (parsed.kind === "invalid") {
+    await answer.react("confused");
+    await answer.reply(commandReply.invalid(login, parsed.text, parsed.error));
+    return { skipped: `invalid command: ${parsed.error}` };
+  }
+  await answer.react("eyes");
+  const pr = await pullRequestFacts(client, ref, number, ctx);
+  if (pr.headRepo !== pr.baseRepo) {
+    await answer.react("confused");
+    await answer.reply(commandReply.fork(login, pr.headRepo, FORK_RECIPE));
+    return { skipped: "commands do not run the code of pull requests from forks" };
+  }
+  await checkoutHead(await repositoryRoot(inputs.cwd), pr.headSha, number, logger);
+  const context = `evalgate${inputs.commentKey === "default" ? "" : ` (${inputs.commentKey})`}`;
+  const mark: HeadMark = { client, logger, inputs, ref, headSha: pr.headSha, login, context };
+  const pendingCheck = await markPending(mark, runUrl(ctx));
+  return {
+    ctx: headContext(ctx, pr),
     pr,
     command: parsed,
-    run,
+    run: runFilters(parsed),
     section: requestedBy(login, parsed.text, pr.headSha),
     ...(pendingCheck ? { pendingCheck } : {}),
-    finish,
+    finish: finisher(mark, answer),
   };
 }

@@ -225,8 +225,8 @@ async function seedAndSetup(
   return result;
 }
 
-export async function importAgentV(opts: ImportOptions): Promise<ImportOutcome> {
-  const outcome: ImportOutcome = {
+function agentvOutcome(opts: ImportOptions): ImportOutcome {
+  return {
     format: "agentv",
     sources: opts.sources,
     tests: [],
@@ -251,8 +251,11 @@ export async function importAgentV(opts: ImportOptions): Promise<ImportOutcome> 
       "Code graders get an empty output_text: evalgate grades the workspace the agent leaves, not its reply.",
     ],
   };
+}
+
+/** The tests --filter and --limit select, suite by suite, each with its id and where it is. */
+async function selectedCases(opts: ImportOptions): Promise<{ id: string; source: string; item: Case }[]> {
   const selection = new Selection(opts.filter, opts.limit);
-  const ids = new Set<string>();
   const items: { id: string; source: string; item: Case }[] = [];
   for (const suite of await suitesOf(opts.sources, opts.cwd)) {
     for (const [i, test] of (await casesOf(suite)).entries()) {
@@ -261,87 +264,105 @@ export async function importAgentV(opts: ImportOptions): Promise<ImportOutcome> 
         items.push({ id: raw, source: `${suite.shown} tests[${i}]`, item: { suite, test } });
     }
   }
-  await convertEach(
-    items,
-    async ({ suite, test }, rawId): Promise<ImportedTest> => {
-      const notes: string[] = [];
-      const files: Record<string, OutputFile> = {};
-      const id = testId(rawId, ids);
-      const out = `agentv/${suite.slug}/${id}`;
-      const exec = isObject(test.execution) ? test.execution : {};
-      const suiteExec = isObject(suite.doc.execution) ? suite.doc.execution : {};
-      const skipDefaults = exec.skip_defaults === true;
-      const instruction = [
-        skipDefaults ? "" : await inputText(suite.doc.input, suite.dir, notes),
-        await inputText(test.input, suite.dir, notes),
-      ]
-        .filter(Boolean)
-        .join("\n\n");
-      if (!instruction.trim())
-        throw new InstanceError("no input", "give the test an input (the task for the agent)");
-      const criteria =
-        typeof test.criteria === "string"
-          ? test.criteria
-          : typeof test.expected_outcome === "string"
-            ? test.expected_outcome
-            : undefined;
-      const expected = test.expected_output;
-      const graders = [...evaluators(test), ...(skipDefaults ? [] : evaluators(suite.doc))];
-      const { scorers, weights, unmapped } = mapGraders(graders, {
-        instruction,
-        criteria,
-        expected,
-        metadata: test.metadata,
-        suiteDir: suite.dir,
-        suiteSlug: suite.slug,
-        out,
-        files,
-        notes,
-      });
-      if (criteria && !scorers.some((s) => s.type === "llm-judge"))
-        unmapped.push("criteria: graded by AgentV's default LLM grader, which has no judge model here");
-      if (scorers.length === 0) {
-        throw new InstanceError(
-          `nothing evalgate can grade (${unmapped.join("; ") || "no assertions"})`,
-          "add a code-grader assertion that checks the workspace, or give the llm-grader a model",
-        );
-      }
-      notes.push(...unmapped.map((u) => `not mapped: ${u}`));
-      if (weights.some((w) => w !== undefined) && scorers.length > 1) {
-        const ws = weights.map((w) => w ?? 1);
-        const sum = ws.reduce((a, b) => a + b, 0);
-        scorers.forEach((s, i) => {
-          s.weight = sum > 0 ? Number((ws[i]! / sum).toFixed(6)) : 1 / scorers.length;
-        });
-        notes.push("weights normalized to sum to 1");
-      }
-      const workspace = await seedAndSetup(workspaceOf(suite, test), suite, out, files, notes);
-      const trials = isObject(exec.trials)
-        ? exec.trials
-        : isObject(suiteExec.trials)
-          ? suiteExec.trials
-          : undefined;
-      const targets =
-        exec.target ?? exec.targets ?? suiteExec.target ?? suiteExec.targets ?? suite.doc.target;
-      if (targets)
-        notes.push(
-          `execution target(s) ${JSON.stringify(targets)}: AgentV targets are not carried; declare evalgate targets`,
-        );
-      if (trials?.strategy && trials.strategy !== "pass_at_k")
-        notes.push(`trials.strategy ${String(trials.strategy)}: use gate.policy`);
-      files[`${out}/instruction.md`] = { text: `${instruction.trimEnd()}\n` };
-      const entry: Json = {
-        id,
-        ...(criteria ? { description: criteria } : id !== rawId ? { description: rawId } : {}),
-        instruction_file: `${out}/instruction.md`,
-        ...(typeof trials?.count === "number" && trials.count > 1 ? { repeat: trials.count } : {}),
-        tags: [`suite:${suite.slug}`],
-        workspace,
-        scorers,
-      };
-      return { id, entry, files, notes };
-    },
-    outcome,
-  );
+  return items;
+}
+
+/** Explicit weights (a missing one counts 1) normalized to sum to 1 over several scorers. */
+function normalizeWeights(scorers: Json[], weights: (number | undefined)[], notes: string[]): void {
+  if (!weights.some((w) => w !== undefined) || scorers.length <= 1) return;
+  const ws = weights.map((w) => w ?? 1);
+  const sum = ws.reduce((a, b) => a + b, 0);
+  scorers.forEach((s, i) => {
+    s.weight = sum > 0 ? Number((ws[i]! / sum).toFixed(6)) : 1 / scorers.length;
+  });
+  notes.push("weights normalized to sum to 1");
+}
+
+/** The suite's input (unless the test skips the defaults), then the test's: the instruction. */
+async function instructionOf(
+  suite: Suite,
+  test: Json,
+  skipDefaults: boolean,
+  notes: string[],
+): Promise<string> {
+  const instruction = [
+    skipDefaults ? "" : await inputText(suite.doc.input, suite.dir, notes),
+    await inputText(test.input, suite.dir, notes),
+  ]
+    .filter(Boolean)
+    .join("\n\n");
+  if (!instruction.trim())
+    throw new InstanceError("no input", "give the test an input (the task for the agent)");
+  return instruction;
+}
+
+async function caseTest({ suite, test }: Case, rawId: string, ids: Set<string>): Promise<ImportedTest> {
+  const notes: string[] = [];
+  const files: Record<string, OutputFile> = {};
+  const id = testId(rawId, ids);
+  const out = `agentv/${suite.slug}/${id}`;
+  const exec = isObject(test.execution) ? test.execution : {};
+  const suiteExec = isObject(suite.doc.execution) ? suite.doc.execution : {};
+  const skipDefaults = exec.skip_defaults === true;
+  const instruction = await instructionOf(suite, test, skipDefaults, notes);
+  const criteria =
+    typeof test.criteria === "string"
+      ? test.criteria
+      : typeof test.expected_outcome === "string"
+        ? test.expected_outcome
+        : undefined;
+  const graders = [...evaluators(test), ...(skipDefaults ? [] : evaluators(suite.doc))];
+  const { scorers, weights, unmapped } = mapGraders(graders, {
+    instruction,
+    criteria,
+    expected: test.expected_output,
+    metadata: test.metadata,
+    suiteDir: suite.dir,
+    suiteSlug: suite.slug,
+    out,
+    files,
+    notes,
+  });
+  if (criteria && !scorers.some((s) => s.type === "llm-judge"))
+    unmapped.push("criteria: graded by AgentV's default LLM grader, which has no judge model here");
+  if (scorers.length === 0) {
+    throw new InstanceError(
+      `nothing evalgate can grade (${unmapped.join("; ") || "no assertions"})`,
+      "add a code-grader assertion that checks the workspace, or give the llm-grader a model",
+    );
+  }
+  notes.push(...unmapped.map((u) => `not mapped: ${u}`));
+  normalizeWeights(scorers, weights, notes);
+  const workspace = await seedAndSetup(workspaceOf(suite, test), suite, out, files, notes);
+  const trials = isObject(exec.trials)
+    ? exec.trials
+    : isObject(suiteExec.trials)
+      ? suiteExec.trials
+      : undefined;
+  const targets = exec.target ?? exec.targets ?? suiteExec.target ?? suiteExec.targets ?? suite.doc.target;
+  if (targets)
+    notes.push(
+      `execution target(s) ${JSON.stringify(targets)}: AgentV targets are not carried; declare evalgate targets`,
+    );
+  if (trials?.strategy && trials.strategy !== "pass_at_k")
+    notes.push(`trials.strategy ${String(trials.strategy)}: use gate.policy`);
+  files[`${out}/instruction.md`] = { text: `${instruction.trimEnd()}\n` };
+  const entry: Json = {
+    id,
+    ...(criteria ? { description: criteria } : id !== rawId ? { description: rawId } : {}),
+    instruction_file: `${out}/instruction.md`,
+    ...(typeof trials?.count === "number" && trials.count > 1 ? { repeat: trials.count } : {}),
+    tags: [`suite:${suite.slug}`],
+    workspace,
+    scorers,
+  };
+  return { id, entry, files, notes };
+}
+
+export async function importAgentV(opts: ImportOptions): Promise<ImportOutcome> {
+  const outcome = agentvOutcome(opts);
+  const items = await selectedCases(opts);
+  const ids = new Set<string>();
+  await convertEach(items, (item, rawId) => caseTest(item, rawId, ids), outcome);
   return outcome;
 }

@@ -5,13 +5,11 @@
  * `tests` scorer with FAIL_TO_PASS / PASS_TO_PASS. Each repository's setup and test command come
  * from the user's `--specs` file, since every repository runs its tests differently.
  */
-import { existsSync } from "node:fs";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import os from "node:os";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { execa } from "execa";
 import { parse } from "yaml";
 import { UsageError } from "../errors.js";
+import { mirrorSeedUrl } from "./swe-bench-mirror.js";
 import {
   convertEach,
   type ImportedTest,
@@ -111,40 +109,6 @@ function shellQuote(s: string): string {
   return `'${s.replaceAll("'", `'\\''`)}'`;
 }
 
-/** Whether `patch` applies to `commit` of the local repository, without a work tree. */
-async function patchApplies(repo: string, commit: string, patch: string): Promise<string | null> {
-  const tmp = await mkdtemp(path.join(os.tmpdir(), "evalgate-import-"));
-  try {
-    const env = { ...process.env, GIT_INDEX_FILE: path.join(tmp, "index") };
-    await execa("git", ["-C", repo, "read-tree", commit], { env });
-    const r = await execa("git", ["-C", repo, "apply", "--cached", "--check", "-"], {
-      env,
-      input: patch,
-      reject: false,
-      all: true,
-    });
-    return r.exitCode === 0
-      ? null
-      : String(r.all ?? "")
-          .trim()
-          .split("\n")
-          .slice(-2)
-          .join(" / ");
-  } finally {
-    await rm(tmp, { recursive: true, force: true });
-  }
-}
-
-function mirrorOf(reposDir: string, repo: string): string | undefined {
-  const [owner, name] = repo.split("/");
-  const candidates = [
-    path.join(reposDir, repo),
-    path.join(reposDir, `${owner}__${name}`),
-    path.join(reposDir, name ?? repo),
-  ];
-  return candidates.find((c) => existsSync(c));
-}
-
 async function loadSpecs(file: string | undefined, cwd: string): Promise<Record<string, RepoSpec>> {
   if (!file) return {};
   const abs = path.resolve(cwd, file);
@@ -178,10 +142,9 @@ export function instanceImage(template: string, instanceId: string): string {
   return template.replaceAll("{id}", instanceId.toLowerCase().replaceAll("__", "_1776_"));
 }
 
-export async function importSweBench(opts: ImportOptions): Promise<ImportOutcome> {
-  const specs = await loadSpecs(opts.specs, opts.cwd);
-  const reposDir = opts.repos ? path.resolve(opts.cwd, opts.repos) : undefined;
-  const outcome: ImportOutcome = {
+/** How SWE-bench's fields become evalgate's (IMPORT.md's table), and what --images adds. */
+function sweBenchOutcome(opts: ImportOptions): ImportOutcome {
+  return {
     format: "swe-bench",
     sources: opts.sources,
     tests: [],
@@ -214,8 +177,14 @@ export async function importSweBench(opts: ImportOptions): Promise<ImportOutcome
         }
       : {}),
   };
+}
+
+/** The instances --filter and --limit select, in source order; an unreadable line is a problem. */
+async function selectedInstances(
+  opts: ImportOptions,
+  outcome: ImportOutcome,
+): Promise<{ id: string; source: string; item: Instance }[]> {
   const selection = new Selection(opts.filter, opts.limit);
-  const ids = new Set<string>();
   const items: { id: string; source: string; item: Instance }[] = [];
   for (const src of opts.sources) {
     const { items: found, bad } = await readInstances(path.resolve(opts.cwd, src), src);
@@ -233,134 +202,149 @@ export async function importSweBench(opts: ImportOptions): Promise<ImportOutcome
       items.push({ id: raw, source: at, item: inst });
     }
   }
-  await convertEach(
-    items,
-    async (inst, rawId): Promise<ImportedTest> => {
-      const missing = REQUIRED.filter((k) => inst[k] === undefined || inst[k] === null || inst[k] === "");
-      if (missing.length > 0) {
-        throw new InstanceError(
-          `missing ${missing.join(", ")}`,
-          "every SWE-bench instance needs instance_id, repo, base_commit, problem_statement, patch, test_patch, FAIL_TO_PASS and PASS_TO_PASS",
-        );
-      }
-      for (const k of ["repo", "base_commit", "problem_statement", "patch", "test_patch"] as const) {
-        if (typeof inst[k] !== "string")
-          throw new InstanceError(`${k} is not a string`, `give ${k} as a string`);
-      }
-      const repo = inst.repo as string;
-      const base = inst.base_commit as string;
-      const patch = inst.patch as string;
-      const testPatch = inst.test_patch as string;
-      const f2p = testList(inst, "FAIL_TO_PASS");
-      const p2p = testList(inst, "PASS_TO_PASS").filter((t) => !f2p.includes(t));
-      if (f2p.length === 0)
-        throw new InstanceError("FAIL_TO_PASS is empty", "list at least one test the gold patch makes pass");
-      const spec = specs[repo];
-      if (!spec) {
-        throw new InstanceError(
-          `no test command for ${repo}`,
-          `add ${repo}: { setup: ..., test: ..., report: ... } to the --specs file`,
-        );
-      }
-      let url = `https://github.com/${repo}.git`;
-      const notes: string[] = [];
-      if (reposDir) {
-        const mirror = mirrorOf(reposDir, repo);
-        if (!mirror)
-          throw new InstanceError(
-            `no mirror of ${repo} under ${reposDir}`,
-            `clone it to ${path.join(reposDir, repo)}`,
-          );
-        const has = await execa("git", ["-C", mirror, "cat-file", "-e", `${base}^{commit}`], {
-          reject: false,
-        });
-        if (has.exitCode !== 0)
-          throw new InstanceError(
-            `base_commit ${base} is not in ${mirror}`,
-            `fetch it into the mirror (git -C ${mirror} fetch origin ${base})`,
-          );
-        for (const [name, p] of [
-          ["patch", patch],
-          ["test_patch", testPatch],
-        ] as const) {
-          const why = await patchApplies(mirror, base, p);
-          if (why)
-            throw new InstanceError(
-              `${name} does not apply at base_commit ${base.slice(0, 12)}: ${why}`,
-              `regenerate ${name} against ${base.slice(0, 12)}, or correct base_commit`,
-            );
-        }
-        // Relative to the eval file, so the suite can be committed beside its mirrors as it is.
-        const rel = path.relative(path.resolve(opts.cwd, opts.out), mirror).split(path.sep).join("/");
-        url = rel.startsWith(".") ? rel : `./${rel}`;
-      } else {
-        notes.push(
-          "the patches were not checked against base_commit (no --repos mirror): validate --solvable checks them",
-        );
-      }
-      const id = testId(rawId, ids);
-      const dir = `swe-bench/${id}`;
-      const touched = patchFiles(testPatch);
-      const restore = touched.filter((t) => !t.isNew).map((t) => shellQuote(t.file));
-      const created = touched.filter((t) => t.isNew).map((t) => shellQuote(t.file));
-      const steps = [
-        // By the commit's hash, not a ref the agent could move, and without git's replace objects.
-        ...(restore.length
-          ? [`GIT_NO_REPLACE_OBJECTS=1 git checkout -q ${base} -- ${restore.join(" ")}`]
-          : []),
-        ...(created.length ? [`rm -f ${created.join(" ")}`] : []),
-        "git apply --whitespace=nowarn .swebench/test.patch",
-        "rm -rf .swebench",
-        spec.test,
-      ];
-      const scorer: Record<string, unknown> = {
-        type: "tests",
-        run: steps.join(" && "),
-        report: spec.report,
-        ...(spec.report_format ? { report_format: spec.report_format } : {}),
-        fail_to_pass: f2p,
-        ...(p2p.length ? { pass_to_pass: p2p } : {}),
-      };
-      const tags = [`repo:${repo}`];
-      if (typeof inst.version === "string" || typeof inst.version === "number")
-        tags.push(`version:${inst.version}`);
-      if (
-        typeof inst.environment_setup_commit === "string" &&
-        inst.environment_setup_commit &&
-        !opts.images
-      ) {
-        notes.push(
-          `environment_setup_commit ${inst.environment_setup_commit.slice(0, 12)} is not used: the --specs setup prepares the environment`,
-        );
-      }
-      const entry: Record<string, unknown> = {
-        id,
-        ...(id !== rawId ? { description: rawId } : {}),
-        instruction_file: `${dir}/problem.md`,
-        reference: `${dir}/gold.patch`,
-        tags,
-        workspace: {
-          seed: { git: { url, ref: base } },
-          ...(spec.setup ? { setup: { command: spec.setup } } : {}),
-          verifiers: [{ from: `${dir}/test.patch`, to: ".swebench/test.patch" }],
-        },
-        scorers: [scorer],
-      };
-      // The instance's image: its environment as SWE-bench's harness built it, the repository at
-      // /testbed, where evalgate mounts the workspace (a checkout of the same commit).
-      if (opts.images) entry.environment = { image: instanceImage(opts.images, rawId), workdir: "/testbed" };
-      const files: ImportedTest["files"] = {
-        [`${dir}/problem.md`]: { text: `${(inst.problem_statement as string).trimEnd()}\n` },
-        [`${dir}/gold.patch`]: { text: patch },
-        [`${dir}/test.patch`]: { text: testPatch },
-      };
-      if (typeof inst.hints_text === "string" && inst.hints_text.trim()) {
-        files[`${dir}/hints.md`] = { text: `${inst.hints_text.trimEnd()}\n` };
-        notes.push(`hints_text kept in ${dir}/hints.md, not given to the agent`);
-      }
-      return { id, entry, files, notes };
+  return items;
+}
+
+/** An instance's fields once checked: every required one present, of its type. */
+interface CheckedInstance {
+  repo: string;
+  base: string;
+  patch: string;
+  testPatch: string;
+  f2p: string[];
+  p2p: string[];
+}
+
+function checkedInstance(inst: Instance): CheckedInstance {
+  const missing = REQUIRED.filter((k) => inst[k] === undefined || inst[k] === null || inst[k] === "");
+  if (missing.length > 0) {
+    throw new InstanceError(
+      `missing ${missing.join(", ")}`,
+      "every SWE-bench instance needs instance_id, repo, base_commit, problem_statement, patch, test_patch, FAIL_TO_PASS and PASS_TO_PASS",
+    );
+  }
+  for (const k of ["repo", "base_commit", "problem_statement", "patch", "test_patch"] as const) {
+    if (typeof inst[k] !== "string") throw new InstanceError(`${k} is not a string`, `give ${k} as a string`);
+  }
+  const f2p = testList(inst, "FAIL_TO_PASS");
+  const p2p = testList(inst, "PASS_TO_PASS").filter((t) => !f2p.includes(t));
+  if (f2p.length === 0)
+    throw new InstanceError("FAIL_TO_PASS is empty", "list at least one test the gold patch makes pass");
+  return {
+    repo: inst.repo as string,
+    base: inst.base_commit as string,
+    patch: inst.patch as string,
+    testPatch: inst.test_patch as string,
+    f2p,
+    p2p,
+  };
+}
+
+/**
+ * The tests scorer: the files the test patch touches restored to the base commit, the test patch
+ * applied, then the repository's test command, as SWE-bench's harness does.
+ */
+function testsScorer(checked: CheckedInstance, spec: RepoSpec): Record<string, unknown> {
+  const touched = patchFiles(checked.testPatch);
+  const restore = touched.filter((t) => !t.isNew).map((t) => shellQuote(t.file));
+  const created = touched.filter((t) => t.isNew).map((t) => shellQuote(t.file));
+  const steps = [
+    // By the commit's hash, not a ref the agent could move, and without git's replace objects.
+    ...(restore.length
+      ? [`GIT_NO_REPLACE_OBJECTS=1 git checkout -q ${checked.base} -- ${restore.join(" ")}`]
+      : []),
+    ...(created.length ? [`rm -f ${created.join(" ")}`] : []),
+    "git apply --whitespace=nowarn .swebench/test.patch",
+    "rm -rf .swebench",
+    spec.test,
+  ];
+  return {
+    type: "tests",
+    run: steps.join(" && "),
+    report: spec.report,
+    ...(spec.report_format ? { report_format: spec.report_format } : {}),
+    fail_to_pass: checked.f2p,
+    ...(checked.p2p.length ? { pass_to_pass: checked.p2p } : {}),
+  };
+}
+
+/** What every instance's conversion shares. */
+interface SweBenchImport {
+  opts: ImportOptions;
+  specs: Record<string, RepoSpec>;
+  reposDir: string | undefined;
+  ids: Set<string>;
+}
+
+async function instanceTest(inst: Instance, rawId: string, im: SweBenchImport): Promise<ImportedTest> {
+  const checked = checkedInstance(inst);
+  const { repo, base } = checked;
+  const spec = im.specs[repo];
+  if (!spec) {
+    throw new InstanceError(
+      `no test command for ${repo}`,
+      `add ${repo}: { setup: ..., test: ..., report: ... } to the --specs file`,
+    );
+  }
+  let url = `https://github.com/${repo}.git`;
+  const notes: string[] = [];
+  if (im.reposDir) {
+    const outDir = path.resolve(im.opts.cwd, im.opts.out);
+    url = await mirrorSeedUrl(im.reposDir, outDir, repo, base, {
+      patch: checked.patch,
+      test_patch: checked.testPatch,
+    });
+  } else {
+    notes.push(
+      "the patches were not checked against base_commit (no --repos mirror): validate --solvable checks them",
+    );
+  }
+  const id = testId(rawId, im.ids);
+  const dir = `swe-bench/${id}`;
+  const scorer = testsScorer(checked, spec);
+  const tags = [`repo:${repo}`];
+  if (typeof inst.version === "string" || typeof inst.version === "number")
+    tags.push(`version:${inst.version}`);
+  if (typeof inst.environment_setup_commit === "string" && inst.environment_setup_commit && !im.opts.images) {
+    notes.push(
+      `environment_setup_commit ${inst.environment_setup_commit.slice(0, 12)} is not used: the --specs setup prepares the environment`,
+    );
+  }
+  const entry: Record<string, unknown> = {
+    id,
+    ...(id !== rawId ? { description: rawId } : {}),
+    instruction_file: `${dir}/problem.md`,
+    reference: `${dir}/gold.patch`,
+    tags,
+    workspace: {
+      seed: { git: { url, ref: base } },
+      ...(spec.setup ? { setup: { command: spec.setup } } : {}),
+      verifiers: [{ from: `${dir}/test.patch`, to: ".swebench/test.patch" }],
     },
-    outcome,
-  );
+    scorers: [scorer],
+  };
+  // The instance's image: its environment as SWE-bench's harness built it, the repository at
+  // /testbed, where evalgate mounts the workspace (a checkout of the same commit).
+  if (im.opts.images)
+    entry.environment = { image: instanceImage(im.opts.images, rawId), workdir: "/testbed" };
+  const files: ImportedTest["files"] = {
+    [`${dir}/problem.md`]: { text: `${(inst.problem_statement as string).trimEnd()}\n` },
+    [`${dir}/gold.patch`]: { text: checked.patch },
+    [`${dir}/test.patch`]: { text: checked.testPatch },
+  };
+  if (typeof inst.hints_text === "string" && inst.hints_text.trim()) {
+    files[`${dir}/hints.md`] = { text: `${inst.hints_text.trimEnd()}\n` };
+    notes.push(`hints_text kept in ${dir}/hints.md, not given to the agent`);
+  }
+  return { id, entry, files, notes };
+}
+
+export async function importSweBench(opts: ImportOptions): Promise<ImportOutcome> {
+  const specs = await loadSpecs(opts.specs, opts.cwd);
+  const reposDir = opts.repos ? path.resolve(opts.cwd, opts.repos) : undefined;
+  const outcome = sweBenchOutcome(opts);
+  const items = await selectedInstances(opts, outcome);
+  const im: SweBenchImport = { opts, specs, reposDir, ids: new Set<string>() };
+  await convertEach(items, (inst, rawId) => instanceTest(inst, rawId, im), outcome);
   return outcome;
 }
