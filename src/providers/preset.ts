@@ -35,16 +35,19 @@ export function missingCredential(
 const versions = new Map<string, Promise<string | null>>();
 
 /**
- * The agent's version from `<program> --version`, once per program and process. It runs through the
- * attempt's process runner, so whatever sandbox wraps the agent wraps this too.
+ * The agent's version from `<program> --version`, once per program, place and process. It runs
+ * through the attempt's process runner, so whatever sandbox wraps the agent wraps this too; the same
+ * program asked on the runner and in a case's image are two questions (one may fail where the other
+ * runs), so neither answer stands for the other.
  */
-function versionOf(
+export function versionOf(
   program: string,
   args: readonly string[],
   ctx: AgentContext,
   env: Record<string, string>,
 ): Promise<string | null> {
-  let v = versions.get(program);
+  const key = `${ctx.inEnvironment ? "image" : "runner"}\0${program}`;
+  let v = versions.get(key);
   if (!v) {
     v = ctx.runner
       .run({
@@ -58,7 +61,7 @@ function versionOf(
         (r) => (r.exitCode === 0 ? (VERSION_PATTERN.exec(r.stdout)?.[0] ?? null) : null),
         () => null,
       );
-    versions.set(program, v);
+    versions.set(key, v);
   }
   return v;
 }

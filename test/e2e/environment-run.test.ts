@@ -167,7 +167,7 @@ describe.skipIf(!engine)("resources stop an attempt, not the run (real engine)",
       "project/main.txt": "start\n",
       "agent.sh": `case "$EVALGATE_TEST_ID" in
   hog|host-hog) x=a; while true; do x="$x$x"; done ;;
-  bomb) bomb() { bomb | bomb & }; bomb; while :; do sleep 1; done ;;
+  bomb) sleep 60 & held=$!; bomb() { bomb | bomb & }; bomb; wait $held ;;
   fine) exam-tool fine > fine.txt ;;
 esac
 `,
@@ -225,7 +225,9 @@ tests:
   it("records a fork bomb in the image as the agent's failure at its pids limit", () => {
     // The bomb holds the container until its timeout. Before, it ended with a lone `sleep 30` that
     // could not fork: the container was gone before a sample, and on cgroup v1 (refusals counted only
-    // in the container's own group) the limit went unnamed, as the CI run of stop 32 saw.
+    // in the container's own group) the limit went unnamed, as the CI run of stop 32 saw. The holding
+    // sleep starts before the bomb and the shell waits for it with its builtin, so it forks nothing
+    // the bomb could starve (a `while :; do sleep 1; done` after it was refused its fork under load).
     const r = result("bomb");
     expect([r.status, r.failure_stage, r.failure_kind]).toEqual(["failed", "agent", "pids_limit"]);
     expect(r.agent.limit?.detail).toMatch(/limit of 20 processes/);

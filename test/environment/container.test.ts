@@ -177,8 +177,11 @@ describe.skipIf(!engine)("containerRunner (real engine)", () => {
   it("holds a fork bomb at its pids limit, and the machine goes on", async () => {
     // before: a fork bomb took every process slot of the machine.
     const r = await setup({ label: "forks", resources: { pids: 20 }, ...meter() }).run(
-      // Held until the timeout: a lone `sleep 30` could itself be refused its fork and end the bomb.
-      spec("bomb() { bomb | bomb & }; bomb; while :; do sleep 1; done", {
+      // Held until the timeout by a sleep started before the bomb, waited for by the shell's builtin:
+      // the holding shell forks nothing once the bomb runs. (Before: `while :; do sleep 1; done` after
+      // the bomb; under load its own `sleep` was refused a fork, the shell gave up, and the bomb ended
+      // before the timeout.)
+      spec("sleep 30 & held=$!; bomb() { bomb | bomb & }; bomb; wait $held", {
         timeoutMs: 5000,
         killGraceMs: 500,
       }),
