@@ -88,7 +88,8 @@ function counterSuite(): string {
   writeFiles(dir, {
     "app/answer.txt": "wrong\n",
     "agent.sh": `#!/bin/sh
-[ "$EVALGATE_ATTEMPT" = "\${CRASH_AT:-0}" ] && { touch crashed; echo "crash" >&2; exit 1; }
+[ "$EVALGATE_ATTEMPT" = "\${CRASH_AT:-0}" ] && { echo "crash" >&2; exit 1; }
+touch ran
 [ "$EVALGATE_ATTEMPT" -le "\${PASS_UPTO:-0}" ] && echo right > answer.txt
 exit 0
 `,
@@ -100,11 +101,13 @@ workspace: { seed: { path: app } }
 tests:
   - id: answer
     instruction: "write right"
-    # A crash leaves what the scorer cannot grade: an error, not counted (an agent's own crash alone
-    # would be graded as its failure).
+    # A crash leaves what the scorer cannot grade (no \`ran\` marker), and the scorer cannot grade the
+    # start tree either: evalgate cannot tell the agent's doing from the scorer's, so it is an error,
+    # not counted (docs/decisions/0247). A scorer that grades the start tree but not the agent's
+    # workspace would make the crash the agent's failure, as would an agent's own crash alone.
     scorers:
       - type: script
-        run: "if [ -e crashed ]; then echo garbled; elif grep -q right answer.txt; then echo score=1; else echo score=0; fi"
+        run: "if [ ! -e ran ]; then echo garbled; elif grep -q right answer.txt; then echo score=1; else echo score=0; fi"
 `,
   });
   sh("chmod +x agent.sh", dir);
